@@ -1,0 +1,181 @@
+"""TiCDC change streams to Apache Arrow, for Spark and Polars.
+
+    df.mapInArrow(ticdc_rs.decode, ticdc_rs.ENVELOPE_SCHEMA)
+
+decodes Kafka `key`/`value` bytes written by TiCDC (protocol detected per message) into the
+envelope layout. `Decoder` gives every option (a typed layout for one table, the error policy,
+compression, claim-check files, carried columns); `ticdc_rs.spark` and `ticdc_rs.polars` wrap it
+for those engines. All decoding happens in Rust; Arrow crosses over through the C Data Interface.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator, Sequence
+
+import pyarrow as pa
+
+from ticdc_rs._schema import ArrowSchema, spark_ddl
+from ticdc_rs._ticdc_rs import DecodeError, NativeDecoder, __version__
+from ticdc_rs._ticdc_rs import infer_schema as _infer_schema
+
+__all__ = [
+    "ArrowSchema",
+    "DecodeError",
+    "Decoder",
+    "Encoder",
+    "ENVELOPE_SCHEMA",
+    "PROTOCOLS",
+    "decode",
+    "infer_schema",
+    "schema_for",
+    "__version__",
+]
+
+PROTOCOLS = ("open", "craft", "canal-json", "simple-json", "simple-avro")
+
+# Types of the Kafka source's columns, for `carry=` given by name.
+KAFKA_COLUMN_TYPES = {
+    "key": pa.binary(),
+    "value": pa.binary(),
+    "topic": pa.string(),
+    "partition": pa.int32(),
+    "offset": pa.int64(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+    "timestampType": pa.int32(),
+}
+
+
+def _carry_fields(carry: Iterable[str | pa.Field]) -> list[pa.Field]:
+    fields = []
+    for c in carry:
+        if isinstance(c, pa.Field):
+            fields.append(c)
+        elif c in KAFKA_COLUMN_TYPES:
+            fields.append(pa.field(c, KAFKA_COLUMN_TYPES[c]))
+        else:
+            raise ValueError(f"carry column {c!r}: give its type as a pyarrow.Field")
+    return fields
+
+
+def _as_schema(schema) -> pa.Schema | None:
+    if schema is None or isinstance(schema, pa.Schema):
+        return schema
+    if isinstance(schema, ArrowSchema):
+        return schema.arrow
+    if isinstance(schema, str):
+        raise NotImplementedError("schema= as CREATE TABLE SQL is not supported yet; pass a pyarrow.Schema")
+    return pa.schema(schema)
+
+
+class Decoder:
+    """Decodes batches of Kafka messages of one protocol into Arrow batches of events.
+
+    An instance is a `mapInArrow` function (`df.mapInArrow(dec, dec.schema)`) and pickles by its
+    options, so Spark can ship it to executors; state (such as counters) lives per process.
+    """
+
+    def __init__(
+        self,
+        protocol: str = "auto",
+        *,
+        layout: str = "envelope",
+        table: str | None = None,
+        schema=None,
+        on_error: str = "raise",
+        compression: str = "none",
+        claim_check_dir: str | None = None,
+        timezone: str = "UTC",
+        key_column: str = "key",
+        value_column: str = "value",
+        carry: Sequence[str | pa.Field] = (),
+    ) -> None:
+        if protocol != "auto" and protocol not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {protocol!r}; expected one of {PROTOCOLS} or 'auto'")
+        self._options = dict(
+            protocol=protocol,
+            layout=layout,
+            table=table,
+            schema=_as_schema(schema),
+            on_error=on_error,
+            compression=compression,
+            claim_check_dir=None if claim_check_dir is None else str(claim_check_dir),
+            timezone=timezone,
+            key_column=key_column,
+            value_column=value_column,
+            carry=_carry_fields(carry),
+        )
+        self._native = NativeDecoder(**self._options)
+        self.schema = ArrowSchema(pa.schema(self._native.schema))
+
+    def __getstate__(self):
+        return self._options
+
+    def __setstate__(self, options):
+        self._options = options
+        self._native = NativeDecoder(**options)
+        self.schema = ArrowSchema(pa.schema(self._native.schema))
+
+    @property
+    def protocol(self) -> str:
+        return self._options["protocol"]
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Counters since this decoder was made: messages, events, errors, filtered, ..."""
+        return self._native.stats
+
+    def decode(self, batch) -> pa.RecordBatch:
+        """One batch of messages in (anything with `__arrow_c_array__`), one batch of events out."""
+        return pa.record_batch(self._native.decode(batch))
+
+    def decode_native(self, batch):
+        """Like `decode`, but returns the Arrow PyCapsule object without going through pyarrow."""
+        return self._native.decode(batch)
+
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield self.decode(batch)
+
+
+def schema_for(protocol: str = "auto", **options) -> ArrowSchema:
+    """The output schema a `Decoder` with these options yields."""
+    return Decoder(protocol, **options).schema
+
+
+ENVELOPE_SCHEMA: ArrowSchema = schema_for()
+
+
+def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """`mapInArrow`-ready: envelope layout, protocol detected per message, errors raised."""
+    return Decoder()(batches)
+
+
+def infer_schema(
+    batches,
+    protocol: str = "auto",
+    table: str | None = None,
+    *,
+    compression: str = "none",
+    key_column: str = "key",
+    value_column: str = "value",
+) -> pa.Schema:
+    """The typed schema of `table` ("db.tbl") read off a sample of messages."""
+    if table is None:
+        raise ValueError('infer_schema needs table="db.table"')
+    if isinstance(batches, (pa.RecordBatch, pa.Table)):
+        batches = [batches]
+    flat = []
+    for b in batches:
+        if isinstance(b, pa.Table):
+            flat.extend(b.to_batches())
+        else:
+            flat.append(b)
+    native = _infer_schema(flat, protocol, table, compression, key_column, value_column)
+    return pa.schema(native)
+
+
+class Encoder:
+    """Arrow rows to TiCDC Kafka messages (`key`, `value`)."""
+
+    def __init__(self, protocol: str, **options) -> None:
+        raise NotImplementedError(f"Encoder({protocol!r}) is not supported yet")

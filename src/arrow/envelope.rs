@@ -1,0 +1,147 @@
+//! The envelope layout: one fixed schema for every table, so Spark can declare it up front.
+//! Row images become `map<utf8, utf8>` of MySQL's text forms (binary values in base64).
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use arrow_array::builder::{ListBuilder, MapBuilder, MapFieldNames, StringBuilder};
+use arrow_array::ArrayRef;
+use arrow_schema::{DataType, Field, FieldRef, Fields};
+use base64::Engine;
+
+use super::Layout;
+use crate::error::FaultResult;
+use crate::event::{Column, ColumnType, MessageEvents, Value};
+
+fn map_type() -> DataType {
+    let entries = Fields::from(vec![
+        Field::new("key", DataType::Utf8, false),
+        Field::new("value", DataType::Utf8, true),
+    ]);
+    DataType::Map(Arc::new(Field::new("entries", DataType::Struct(entries), false)), false)
+}
+
+pub fn fields() -> Vec<FieldRef> {
+    vec![
+        Arc::new(Field::new("_after", map_type(), true)),
+        Arc::new(Field::new("_before", map_type(), true)),
+        Arc::new(Field::new("_types", map_type(), true)),
+        Arc::new(Field::new_list("_keys", Field::new("item", DataType::Utf8, true), true)),
+    ]
+}
+
+type TextMap = MapBuilder<StringBuilder, StringBuilder>;
+
+fn text_map() -> TextMap {
+    let names = MapFieldNames { entry: "entries".into(), key: "key".into(), value: "value".into() };
+    MapBuilder::new(Some(names), StringBuilder::new(), StringBuilder::new())
+}
+
+pub struct EnvelopeLayout {
+    after: TextMap,
+    before: TextMap,
+    types: TextMap,
+    keys: ListBuilder<StringBuilder>,
+    text: String,
+}
+
+impl Default for EnvelopeLayout {
+    fn default() -> Self {
+        EnvelopeLayout {
+            after: text_map(),
+            before: text_map(),
+            types: text_map(),
+            keys: ListBuilder::new(StringBuilder::new()),
+            text: String::new(),
+        }
+    }
+}
+
+impl Layout for EnvelopeLayout {
+    fn fields(&self) -> Vec<FieldRef> {
+        fields()
+    }
+
+    fn append(&mut self, events: &MessageEvents<'_>, kept: &[usize]) -> FaultResult<()> {
+        for event in kept.iter().map(|&i| &events.events[i]) {
+            let after = events.after(event);
+            let before = events.before(event);
+            self.append_image(event.after.is_some(), after, true);
+            self.append_image(event.before.is_some(), before, false);
+            if event.kind.is_row() {
+                let described = if after.is_empty() { before } else { after };
+                for c in described {
+                    self.types.keys().append_value(&c.name);
+                    write_type(&mut self.text, &c.ty);
+                    self.types.values().append_value(&self.text);
+                }
+            }
+            self.types.append(event.kind.is_row()).expect("keys and values appended in pairs");
+            for k in events.keys(event) {
+                self.keys.values().append_value(k);
+            }
+            self.keys.append(event.kind.is_row() || !event.keys.is_empty());
+        }
+        Ok(())
+    }
+
+    fn append_null(&mut self) {
+        for m in [&mut self.after, &mut self.before, &mut self.types] {
+            m.append(false).expect("no entries");
+        }
+        self.keys.append(false);
+    }
+
+    fn finish(&mut self) -> Vec<ArrayRef> {
+        vec![
+            Arc::new(self.after.finish()),
+            Arc::new(self.before.finish()),
+            Arc::new(self.types.finish()),
+            Arc::new(self.keys.finish()),
+        ]
+    }
+}
+
+impl EnvelopeLayout {
+    fn append_image(&mut self, present: bool, columns: &[Column<'_>], after: bool) {
+        let map = if after { &mut self.after } else { &mut self.before };
+        for c in columns {
+            map.keys().append_value(&c.name);
+            if write_value(&mut self.text, &c.value) {
+                map.values().append_value(&self.text);
+            } else {
+                map.values().append_null();
+            }
+        }
+        map.append(present).expect("keys and values appended in pairs");
+    }
+}
+
+/// MySQL's text form of a value (base64 for bytes); false for NULL.
+fn write_value(out: &mut String, value: &Value<'_>) -> bool {
+    out.clear();
+    match value {
+        Value::Null => return false,
+        Value::Int(v) => write!(out, "{v}").unwrap(),
+        Value::UInt(v) => write!(out, "{v}").unwrap(),
+        Value::Float32(v) => write!(out, "{v}").unwrap(),
+        Value::Float64(v) => write!(out, "{v}").unwrap(),
+        Value::Text(t) => out.push_str(t),
+        Value::Bytes(b) => base64::engine::general_purpose::STANDARD.encode_string(b, out),
+    }
+    true
+}
+
+/// The type as the message carried it, else TiCDC's name with `unsigned`.
+fn write_type(out: &mut String, ty: &ColumnType<'_>) {
+    out.clear();
+    match &ty.text {
+        Some(text) => out.push_str(text),
+        None => {
+            out.push_str(ty.base.name(ty.binary));
+            if ty.unsigned {
+                out.push_str(" unsigned");
+            }
+        }
+    }
+}

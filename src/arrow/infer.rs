@@ -1,0 +1,179 @@
+//! Typed schemas: the contract's MySQL-to-Arrow mapping, and inference of a table's schema from
+//! a sample of its messages.
+//!
+//! Messages carry less than a table definition: outside Canal-JSON's content-compatible mode
+//! there is no DECIMAL precision, BIT width or ENUM member list. Inference never guesses digits
+//! away: a DECIMAL's scale is read off its values (TiCDC writes exactly the column's scale) with
+//! the widest precision, a BIT of unknown width is read as decimal(20, 0), and ENUM/SET stay
+//! numbers unless their members are known. Each field keeps the type text in its metadata
+//! (`mysql_type`) so the typed layout can turn ENUM/SET numbers into names.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+
+use super::typed::{TableName, MYSQL_TYPE_KEY};
+use super::{Bytes, Compression};
+use crate::codec::Protocol;
+use crate::error::{DecodeError, Result};
+use crate::event::{ColumnType, MessageEvents, Value};
+use crate::mysql::{MySqlType, TypeDescription};
+
+/// Schema metadata key listing the primary key columns, as a JSON array.
+pub const PRIMARY_KEY_KEY: &str = "primary_key";
+
+/// The Arrow type of a MySQL column, per the contract. `scale_hint` is a DECIMAL scale observed
+/// in the data, used when the description has none.
+pub fn arrow_type(desc: &TypeDescription, scale_hint: Option<u32>) -> DataType {
+    use MySqlType::*;
+    let u = desc.unsigned;
+    match desc.base {
+        TinyInt => if u { DataType::Int16 } else { DataType::Int8 },
+        SmallInt => if u { DataType::Int32 } else { DataType::Int16 },
+        MediumInt => DataType::Int32,
+        Int => if u { DataType::Int64 } else { DataType::Int32 },
+        BigInt => if u { DataType::Decimal128(20, 0) } else { DataType::Int64 },
+        Year => DataType::Int16,
+        Float => DataType::Float32,
+        Double => DataType::Float64,
+        Decimal => match (desc.length, desc.scale.or(scale_hint)) {
+            (Some(p), s) if p <= 38 => DataType::Decimal128(p as u8, s.unwrap_or(0) as i8),
+            (Some(_), _) => DataType::Utf8,
+            (None, Some(s)) if s <= 38 => DataType::Decimal128(38, s as i8),
+            (None, _) => DataType::Utf8,
+        },
+        Date => DataType::Date32,
+        DateTime => DataType::Timestamp(TimeUnit::Microsecond, None),
+        Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        Time => DataType::Duration(TimeUnit::Microsecond),
+        Bit => match desc.length {
+            Some(n) if n < 64 => DataType::Int64,
+            _ => DataType::Decimal128(20, 0),
+        },
+        Char | VarChar | TinyText | Text | MediumText | LongText if desc.binary => DataType::Binary,
+        Geometry => DataType::Binary,
+        Vector => DataType::new_list(DataType::Float32, true),
+        _ => DataType::Utf8,
+    }
+}
+
+fn describe(ty: &ColumnType<'_>) -> (TypeDescription, String) {
+    match &ty.text {
+        Some(text) => {
+            let mut desc = TypeDescription::parse(text);
+            desc.unsigned |= ty.unsigned;
+            desc.binary |= ty.binary;
+            (desc, text.to_string())
+        }
+        None => {
+            let mut text = ty.base.name(ty.binary).to_string();
+            if ty.unsigned {
+                text.push_str(" unsigned");
+            }
+            let desc = TypeDescription {
+                base: ty.base,
+                binary: ty.binary,
+                unsigned: ty.unsigned,
+                length: None,
+                scale: None,
+                members: Vec::new(),
+            };
+            (desc, text)
+        }
+    }
+}
+
+fn decimal_scale(value: &Value<'_>) -> Option<u32> {
+    match value {
+        Value::Text(t) => Some(t.split_once('.').map_or(0, |(_, f)| f.len() as u32)),
+        _ => None,
+    }
+}
+
+struct Seen {
+    name: String,
+    desc: TypeDescription,
+    text: String,
+    scale: Option<u32>,
+}
+
+/// Infers the columns of `table` from the row events found in `batches`.
+pub fn infer_schema(
+    batches: &[RecordBatch],
+    protocol: Option<Protocol>,
+    table: &TableName,
+    compression: Compression,
+    value_column: &str,
+    key_column: &str,
+) -> Result<Schema> {
+    let name = protocol.map_or("auto", Protocol::name);
+    let mut seen: Vec<Seen> = Vec::new();
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    let mut keys: Option<Vec<String>> = None;
+    let mut codecs = Vec::new();
+    for batch in batches {
+        let values = batch
+            .column_by_name(value_column)
+            .and_then(|a| Bytes::new(a.as_ref()))
+            .ok_or_else(|| DecodeError::usage(name, format!("input has no binary {value_column:?} column")))?;
+        let key_array = batch.column_by_name(key_column).and_then(|a| Bytes::new(a.as_ref()));
+        for i in 0..batch.num_rows() {
+            let (key, Some(raw)) = (key_array.as_ref().and_then(|k| k.get(i)), values.get(i)) else { continue };
+            let mut proto = protocol.or_else(|| Protocol::detect(key, raw));
+            let plain;
+            let value = if compression != Compression::None && proto.is_none_or(|p| p.compresses_whole_value()) {
+                plain = compression.decompress(raw).map_err(|f| DecodeError::from_fault(name, i, f))?;
+                proto = proto.or_else(|| Protocol::detect(key, &plain));
+                &plain[..]
+            } else {
+                raw
+            };
+            let Some(proto) = proto else { continue };
+            if !codecs.iter().any(|(p, _)| *p == proto) {
+                let Some(codec) = proto.codec() else { continue };
+                codecs.push((proto, codec));
+            }
+            let codec = &mut codecs.iter_mut().find(|(p, _)| *p == proto).expect("just added").1;
+            let mut events = MessageEvents::default();
+            if codec.decode(key, value, &mut events).is_err() {
+                continue;
+            }
+            for e in events.events.iter().filter(|e| e.kind.is_row()) {
+                if e.schema.as_deref() != Some(table.schema.as_str()) || e.table.as_deref() != Some(table.table.as_str()) {
+                    continue;
+                }
+                if keys.is_none() && !e.handle_key_only {
+                    keys = Some(events.keys(e).iter().map(|k| k.to_string()).collect());
+                }
+                for c in events.after(e).iter().chain(events.before(e)) {
+                    let at = *by_name.entry(c.name.to_string()).or_insert_with(|| {
+                        let (desc, text) = describe(&c.ty);
+                        seen.push(Seen { name: c.name.to_string(), desc, text, scale: None });
+                        seen.len() - 1
+                    });
+                    if seen[at].scale.is_none() && seen[at].desc.base == MySqlType::Decimal {
+                        seen[at].scale = decimal_scale(&c.value);
+                    }
+                }
+            }
+        }
+    }
+    if seen.is_empty() {
+        return Err(DecodeError::usage(name, format!("no row of {}.{} in the sample", table.schema, table.table)));
+    }
+    let fields: Vec<Field> = seen
+        .iter()
+        .map(|s| {
+            let metadata = HashMap::from([(MYSQL_TYPE_KEY.to_string(), s.text.clone())]);
+            Field::new(&s.name, arrow_type(&s.desc, s.scale), true).with_metadata(metadata)
+        })
+        .collect();
+    let mut metadata = HashMap::from([("table".to_string(), format!("{}.{}", table.schema, table.table))]);
+    if let Some(keys) = keys {
+        let quoted: Vec<String> = keys.iter().map(|k| format!("{k:?}")).collect();
+        metadata.insert(PRIMARY_KEY_KEY.to_string(), format!("[{}]", quoted.join(",")));
+    }
+    Ok(Schema::new(fields.into_iter().map(Arc::new).collect::<Vec<_>>()).with_metadata(metadata))
+}

@@ -1,0 +1,149 @@
+//! The metadata columns every layout starts with (`_op` … `_message`, and the error columns of
+//! `on_error="collect"`).
+
+use std::sync::Arc;
+
+use arrow_array::builder::{BinaryBuilder, BooleanBuilder, Int64Builder, StringBuilder};
+use arrow_array::ArrayRef;
+use arrow_schema::{DataType, Field, FieldRef};
+
+use crate::event::Event;
+
+pub fn fields(collect_errors: bool) -> Vec<FieldRef> {
+    let utf8 = |name: &str, nullable| Arc::new(Field::new(name, DataType::Utf8, nullable));
+    let int64 = |name: &str, nullable| Arc::new(Field::new(name, DataType::Int64, nullable));
+    let mut fields = vec![
+        utf8("_op", false),
+        int64("_commit_ts", false),
+        utf8("_schema", true),
+        utf8("_table", true),
+        int64("_table_id", true),
+        int64("_partition_id", true),
+        int64("_schema_version", true),
+        utf8("_table_schema", true),
+        utf8("_ddl", true),
+        utf8("_ddl_type", true),
+        Arc::new(Field::new("_handle_key_only", DataType::Boolean, false)),
+        utf8("_claim_check", true),
+        int64("_message", false),
+    ];
+    if collect_errors {
+        fields.push(utf8("_error", true));
+        fields.push(Arc::new(Field::new("_raw_key", DataType::Binary, true)));
+        fields.push(Arc::new(Field::new("_raw_value", DataType::Binary, true)));
+    }
+    fields
+}
+
+pub struct MetaBuilder {
+    op: StringBuilder,
+    commit_ts: Int64Builder,
+    schema: StringBuilder,
+    table: StringBuilder,
+    table_id: Int64Builder,
+    partition_id: Int64Builder,
+    schema_version: Int64Builder,
+    table_schema: StringBuilder,
+    ddl: StringBuilder,
+    ddl_type: StringBuilder,
+    handle_key_only: BooleanBuilder,
+    claim_check: StringBuilder,
+    message: Int64Builder,
+    errors: Option<ErrorColumns>,
+}
+
+struct ErrorColumns {
+    error: StringBuilder,
+    raw_key: BinaryBuilder,
+    raw_value: BinaryBuilder,
+}
+
+impl MetaBuilder {
+    pub fn new(collect_errors: bool) -> Self {
+        MetaBuilder {
+            op: StringBuilder::new(),
+            commit_ts: Int64Builder::new(),
+            schema: StringBuilder::new(),
+            table: StringBuilder::new(),
+            table_id: Int64Builder::new(),
+            partition_id: Int64Builder::new(),
+            schema_version: Int64Builder::new(),
+            table_schema: StringBuilder::new(),
+            ddl: StringBuilder::new(),
+            ddl_type: StringBuilder::new(),
+            handle_key_only: BooleanBuilder::new(),
+            claim_check: StringBuilder::new(),
+            message: Int64Builder::new(),
+            errors: collect_errors.then(|| ErrorColumns {
+                error: StringBuilder::new(),
+                raw_key: BinaryBuilder::new(),
+                raw_value: BinaryBuilder::new(),
+            }),
+        }
+    }
+
+    /// One row for `event` of message `message`. The driver has checked that the timestamps fit.
+    pub fn append(&mut self, event: &Event<'_>, message: usize) {
+        self.op.append_value(event.kind.as_str());
+        self.commit_ts.append_value(event.commit_ts as i64);
+        self.schema.append_option(event.schema.as_deref());
+        self.table.append_option(event.table.as_deref());
+        self.table_id.append_option(event.table_id);
+        self.partition_id.append_option(event.partition_id);
+        self.schema_version.append_option(event.schema_version.map(|v| v as i64));
+        self.table_schema.append_option(event.table_schema.as_deref());
+        self.ddl.append_option(event.ddl.as_deref());
+        self.ddl_type.append_option(event.ddl_type.as_deref());
+        self.handle_key_only.append_value(event.handle_key_only);
+        self.claim_check.append_option(event.claim_check.as_deref());
+        self.message.append_value(message as i64);
+        if let Some(e) = &mut self.errors {
+            e.error.append_null();
+            e.raw_key.append_null();
+            e.raw_value.append_null();
+        }
+    }
+
+    /// The one ERROR row of a message that could not be read.
+    pub fn append_error(&mut self, message: usize, reason: &str, key: Option<&[u8]>, value: Option<&[u8]>) {
+        self.op.append_value("ERROR");
+        self.commit_ts.append_value(0);
+        for b in [&mut self.schema, &mut self.table, &mut self.table_schema, &mut self.ddl, &mut self.ddl_type] {
+            b.append_null();
+        }
+        for b in [&mut self.table_id, &mut self.partition_id, &mut self.schema_version] {
+            b.append_null();
+        }
+        self.handle_key_only.append_value(false);
+        self.claim_check.append_null();
+        self.message.append_value(message as i64);
+        let e = self.errors.as_mut().expect("error rows exist only when collecting errors");
+        e.error.append_value(reason);
+        e.raw_key.append_option(key);
+        e.raw_value.append_option(value);
+    }
+
+    pub fn finish(&mut self) -> Vec<ArrayRef> {
+        let mut columns: Vec<ArrayRef> = vec![
+            Arc::new(self.op.finish()),
+            Arc::new(self.commit_ts.finish()),
+            Arc::new(self.schema.finish()),
+            Arc::new(self.table.finish()),
+            Arc::new(self.table_id.finish()),
+            Arc::new(self.partition_id.finish()),
+            Arc::new(self.schema_version.finish()),
+            Arc::new(self.table_schema.finish()),
+            Arc::new(self.ddl.finish()),
+            Arc::new(self.ddl_type.finish()),
+            Arc::new(self.handle_key_only.finish()),
+            Arc::new(self.claim_check.finish()),
+            Arc::new(self.message.finish()),
+        ];
+        if let Some(e) = &mut self.errors {
+            columns.push(Arc::new(e.error.finish()));
+            columns.push(Arc::new(e.raw_key.finish()));
+            columns.push(Arc::new(e.raw_value.finish()));
+        }
+        columns
+    }
+}

@@ -1,0 +1,467 @@
+//! From Arrow batches of Kafka messages to Arrow batches of events.
+//!
+//! [`BatchDecoder`] is the one driver every protocol goes through. It reads the `key`/`value`
+//! columns in place, undoes whole-value compression, resolves claim-check files, asks the codec
+//! for each message's events, applies the error policy, and hands the events to a [`Layout`]
+//! (envelope or typed) that owns the Arrow builders. Columns named in `carry` are copied from the
+//! input onto each event with one `take` at the end of the batch.
+
+pub mod envelope;
+pub mod infer;
+pub mod meta;
+pub mod typed;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
+use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
+use base64::Engine;
+
+use crate::codec::{Codec, Protocol};
+use crate::error::{DecodeError, Fault, FaultResult, Result};
+use crate::event::MessageEvents;
+use crate::json::JsonCursor;
+pub use typed::{ServerZone, TableName};
+
+/// The largest decompressed or claim-checked message accepted (TiCDC's default limit is 10 MiB).
+pub const MAX_MESSAGE_BYTES: usize = 256 << 20;
+
+/// Where a layout's Arrow columns come from: the events of each message, in order.
+pub trait Layout: Send + Sync {
+    fn fields(&self) -> Vec<FieldRef>;
+
+    /// Whether an event belongs in the output (the typed layout keeps only its table).
+    fn keeps(&self, _event: &crate::event::Event<'_>) -> bool {
+        true
+    }
+
+    /// Appends the events `kept` (indexes into `events.events`), all or none.
+    fn append(&mut self, events: &MessageEvents<'_>, kept: &[usize]) -> FaultResult<()>;
+
+    /// The layout's part of an ERROR row.
+    fn append_null(&mut self);
+
+    fn finish(&mut self) -> Vec<ArrayRef>;
+
+    /// Layout-specific counters for `Decoder.stats`.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnError {
+    Raise,
+    Skip,
+    Collect,
+}
+
+impl OnError {
+    pub fn parse(s: &str) -> Option<OnError> {
+        match s {
+            "raise" => Some(OnError::Raise),
+            "skip" => Some(OnError::Skip),
+            "collect" => Some(OnError::Collect),
+            _ => None,
+        }
+    }
+}
+
+/// TiCDC's `large-message-handle-compression`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Snappy,
+    Lz4,
+}
+
+impl Compression {
+    pub fn parse(s: &str) -> Option<Compression> {
+        match s {
+            "none" | "" => Some(Compression::None),
+            "snappy" => Some(Compression::Snappy),
+            "lz4" => Some(Compression::Lz4),
+            _ => None,
+        }
+    }
+
+    /// Undoes the compression, refusing output beyond [`MAX_MESSAGE_BYTES`].
+    pub fn decompress(self, data: &[u8]) -> FaultResult<Vec<u8>> {
+        match self {
+            Compression::None => Ok(data.to_vec()),
+            Compression::Snappy => {
+                let len = snap::raw::decompress_len(data).map_err(|e| Fault::new(0, format!("snappy: {e}")))?;
+                if len > MAX_MESSAGE_BYTES {
+                    return Err(Fault::new(0, format!("snappy: declared length {len} exceeds the limit")));
+                }
+                snap::raw::Decoder::new().decompress_vec(data).map_err(|e| Fault::new(0, format!("snappy: {e}")))
+            }
+            Compression::Lz4 => {
+                let mut out = Vec::new();
+                let mut reader = lz4_flex::frame::FrameDecoder::new(data).take(MAX_MESSAGE_BYTES as u64 + 1);
+                reader.read_to_end(&mut out).map_err(|e| Fault::new(0, format!("lz4: {e}")))?;
+                if out.len() > MAX_MESSAGE_BYTES {
+                    return Err(Fault::new(0, "lz4: decompressed message exceeds the limit"));
+                }
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// Which layout to build, with what it needs.
+#[derive(Debug, Clone)]
+pub enum LayoutOptions {
+    Envelope,
+    /// One table's columns; `columns` are the table's fields (types per the contract).
+    Typed { table: TableName, columns: Fields },
+}
+
+#[derive(Debug, Clone)]
+pub struct DecodeOptions {
+    /// None: detect the protocol of each message.
+    pub protocol: Option<Protocol>,
+    pub layout: LayoutOptions,
+    pub on_error: OnError,
+    pub compression: Compression,
+    pub claim_check_dir: Option<PathBuf>,
+    /// The TiCDC server's time zone, in which TIMESTAMP values are written.
+    pub timezone: String,
+    pub key_column: String,
+    pub value_column: String,
+    /// Input columns copied onto each event as `_<name>`, with their types.
+    pub carry: Vec<FieldRef>,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        DecodeOptions {
+            protocol: None,
+            layout: LayoutOptions::Envelope,
+            on_error: OnError::Raise,
+            compression: Compression::None,
+            claim_check_dir: None,
+            timezone: "UTC".into(),
+            key_column: "key".into(),
+            value_column: "value".into(),
+            carry: Vec::new(),
+        }
+    }
+}
+
+/// Counts since the decoder was made.
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    pub messages: u64,
+    pub events: u64,
+    /// Messages that failed (raised, skipped or collected).
+    pub errors: u64,
+    /// Events of other tables left out by the typed layout.
+    pub filtered: u64,
+}
+
+/// The `key`/`value` input column, read in place whatever its binary or string type.
+enum Bytes<'a> {
+    Binary(&'a arrow_array::BinaryArray),
+    LargeBinary(&'a arrow_array::LargeBinaryArray),
+    BinaryView(&'a arrow_array::BinaryViewArray),
+    Utf8(&'a arrow_array::StringArray),
+    LargeUtf8(&'a arrow_array::LargeStringArray),
+    Utf8View(&'a arrow_array::StringViewArray),
+}
+
+impl<'a> Bytes<'a> {
+    fn new(array: &'a dyn Array) -> Option<Bytes<'a>> {
+        Some(match array.data_type() {
+            DataType::Binary => Bytes::Binary(array.as_binary()),
+            DataType::LargeBinary => Bytes::LargeBinary(array.as_binary()),
+            DataType::BinaryView => Bytes::BinaryView(array.as_binary_view()),
+            DataType::Utf8 => Bytes::Utf8(array.as_string()),
+            DataType::LargeUtf8 => Bytes::LargeUtf8(array.as_string()),
+            DataType::Utf8View => Bytes::Utf8View(array.as_string_view()),
+            _ => return None,
+        })
+    }
+
+    fn get(&self, i: usize) -> Option<&'a [u8]> {
+        macro_rules! value {
+            ($a:expr, $v:expr) => {
+                if $a.is_null(i) { None } else { Some($v) }
+            };
+        }
+        match self {
+            Bytes::Binary(a) => value!(a, a.value(i)),
+            Bytes::LargeBinary(a) => value!(a, a.value(i)),
+            Bytes::BinaryView(a) => value!(a, a.value(i)),
+            Bytes::Utf8(a) => value!(a, a.value(i).as_bytes()),
+            Bytes::LargeUtf8(a) => value!(a, a.value(i).as_bytes()),
+            Bytes::Utf8View(a) => value!(a, a.value(i).as_bytes()),
+        }
+    }
+}
+
+pub struct BatchDecoder {
+    options: DecodeOptions,
+    codecs: Vec<Box<dyn Codec>>,
+    layout: Box<dyn Layout>,
+    meta: meta::MetaBuilder,
+    schema: SchemaRef,
+    kept: Vec<usize>,
+    stats: Stats,
+}
+
+impl BatchDecoder {
+    pub fn new(options: DecodeOptions) -> Result<BatchDecoder> {
+        let name = options.protocol.map_or("auto", Protocol::name);
+        if let Some(p) = options.protocol {
+            if p.codec().is_none() {
+                return Err(DecodeError::usage(name, format!("protocol {name} is not supported yet")));
+            }
+        }
+        let zone = ServerZone::parse(&options.timezone)
+            .ok_or_else(|| DecodeError::usage(name, format!("unknown time zone {:?}", options.timezone)))?;
+        let layout: Box<dyn Layout> = match &options.layout {
+            LayoutOptions::Envelope => Box::new(envelope::EnvelopeLayout::default()),
+            LayoutOptions::Typed { table, columns } => Box::new(
+                typed::TypedLayout::new(table.clone(), columns, zone).map_err(|e| DecodeError::usage(name, e))?,
+            ),
+        };
+        let collect = options.on_error == OnError::Collect;
+        let mut fields = meta::fields(collect);
+        fields.extend(layout.fields());
+        for f in &options.carry {
+            fields.push(Arc::new(Field::new(format!("_{}", f.name()), f.data_type().clone(), true)));
+        }
+        Ok(BatchDecoder {
+            schema: Arc::new(Schema::new(fields)),
+            meta: meta::MetaBuilder::new(collect),
+            codecs: Vec::new(),
+            layout,
+            kept: Vec::new(),
+            stats: Stats::default(),
+            options,
+        })
+    }
+
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    pub fn stats(&self) -> Vec<(&'static str, u64)> {
+        let s = &self.stats;
+        let mut out =
+            vec![("messages", s.messages), ("events", s.events), ("errors", s.errors), ("filtered", s.filtered)];
+        out.extend(self.layout.counters());
+        out
+    }
+
+    fn protocol_name(&self) -> &'static str {
+        self.options.protocol.map_or("auto", Protocol::name)
+    }
+
+    /// Decodes every message of `batch`; one output row per event (or per failed message under
+    /// `collect`).
+    pub fn decode(&mut self, batch: &RecordBatch) -> Result<RecordBatch> {
+        let name = self.protocol_name();
+        let column = |col: &str, required: bool| -> Result<Option<Bytes<'_>>> {
+            match batch.column_by_name(col) {
+                Some(a) => Bytes::new(a.as_ref()).map(Some).ok_or_else(|| {
+                    DecodeError::usage(name, format!("column {col:?} must be binary or string, not {}", a.data_type()))
+                }),
+                None if required => Err(DecodeError::usage(name, format!("input has no {col:?} column"))),
+                None => Ok(None),
+            }
+        };
+        let values = column(&self.options.value_column, true)?.expect("required");
+        let keys = column(&self.options.key_column, false)?;
+        let mut scratch = MessageEvents::default();
+        for i in 0..batch.num_rows() {
+            let key = keys.as_ref().and_then(|k| k.get(i));
+            let value = values.get(i);
+            self.stats.messages += 1;
+            scratch.clear();
+            let result = match value {
+                Some(v) => self.decode_message(i, key, v, &mut scratch),
+                None => Err((name, Fault::new(0, "message value is null"))),
+            };
+            if let Err((protocol, fault)) = result {
+                self.stats.errors += 1;
+                let error = DecodeError::from_fault(protocol, i, fault);
+                match self.options.on_error {
+                    OnError::Raise => {
+                        self.reset();
+                        return Err(error);
+                    }
+                    OnError::Skip => {}
+                    OnError::Collect => {
+                        self.meta.append_error(i, &error.to_string(), key, value);
+                        self.layout.append_null();
+                    }
+                }
+            }
+        }
+        self.finish(batch)
+    }
+
+    /// Drops whatever the builders hold (after a raised error), so the next batch starts clean.
+    fn reset(&mut self) {
+        self.meta.finish();
+        self.layout.finish();
+    }
+
+    fn decode_message<'a>(
+        &mut self,
+        index: usize,
+        key: Option<&'a [u8]>,
+        value: &'a [u8],
+        scratch: &mut MessageEvents<'a>,
+    ) -> std::result::Result<(), (&'static str, Fault)> {
+        let compression = self.options.compression;
+        let mut protocol = self.options.protocol.or_else(|| Protocol::detect(key, value));
+        let whole_value_compressed =
+            compression != Compression::None && protocol.is_none_or(|p| p.compresses_whole_value());
+        if whole_value_compressed {
+            let name = protocol.map_or("auto", Protocol::name);
+            let plain = compression.decompress(value).map_err(|f| (name, f))?;
+            protocol = protocol.or_else(|| Protocol::detect(key, &plain));
+            let mut events = MessageEvents::default();
+            let protocol = self.require(protocol)?;
+            return self.decode_with(protocol, index, key, &plain, &mut events);
+        }
+        let protocol = self.require(protocol)?;
+        self.decode_with(protocol, index, key, value, scratch)
+    }
+
+    fn require(&self, protocol: Option<Protocol>) -> std::result::Result<Protocol, (&'static str, Fault)> {
+        protocol.ok_or((self.protocol_name(), Fault::new(0, "empty message: cannot tell its protocol")))
+    }
+
+    fn codec(&mut self, protocol: Protocol) -> std::result::Result<&mut Box<dyn Codec>, (&'static str, Fault)> {
+        let found = self.codecs.iter().position(|c| c.protocol() == protocol);
+        let at = match found {
+            Some(at) => at,
+            None => {
+                let codec = protocol.codec().ok_or_else(|| {
+                    (protocol.name(), Fault::new(0, format!("protocol {} is not supported yet", protocol.name())))
+                })?;
+                self.codecs.push(codec);
+                self.codecs.len() - 1
+            }
+        };
+        Ok(&mut self.codecs[at])
+    }
+
+    fn decode_with<'a>(
+        &mut self,
+        protocol: Protocol,
+        index: usize,
+        key: Option<&'a [u8]>,
+        value: &'a [u8],
+        events: &mut MessageEvents<'a>,
+    ) -> std::result::Result<(), (&'static str, Fault)> {
+        let name = protocol.name();
+        self.codec(protocol)?.decode(key, value, events).map_err(|f| (name, f))?;
+        if let Some(location) = self.claim_check_to_fetch(events) {
+            let (file_key, file_value) = self.read_claim_check(&location).map_err(|f| (name, f))?;
+            let file_value = if protocol.compresses_whole_value() && self.options.compression != Compression::None {
+                self.options.compression.decompress(&file_value).map_err(|f| (name, f))?
+            } else {
+                file_value
+            };
+            let mut full = MessageEvents::default();
+            self.codec(protocol)?.decode(file_key.as_deref(), &file_value, &mut full).map_err(|f| (name, f))?;
+            for e in &mut full.events {
+                e.claim_check = Some(location.clone().into());
+            }
+            return self.emit(index, &full).map_err(|f| (name, f));
+        }
+        self.emit(index, events).map_err(|f| (name, f))
+    }
+
+    fn claim_check_to_fetch(&self, events: &MessageEvents<'_>) -> Option<String> {
+        self.options.claim_check_dir.as_ref()?;
+        events.events.iter().find_map(|e| e.claim_check.as_deref()).map(str::to_string)
+    }
+
+    /// Reads a claim-check file: JSON `{"key": base64|null, "value": base64}`, or the raw value
+    /// (`claim-check-raw-value`). The location's basename is looked up in `claim_check_dir`.
+    fn read_claim_check(&self, location: &str) -> FaultResult<(Option<Vec<u8>>, Vec<u8>)> {
+        let dir = self.options.claim_check_dir.as_ref().expect("checked by the caller");
+        let basename = location.rsplit('/').next().unwrap_or(location);
+        if basename.is_empty() || basename == ".." || basename == "." {
+            return Err(Fault::new(0, format!("claim-check location {location:?} has no file name")));
+        }
+        let path = dir.join(basename);
+        let size = std::fs::metadata(&path)
+            .map_err(|e| Fault::new(0, format!("claim-check file {}: {e}", path.display())))?
+            .len();
+        if size > MAX_MESSAGE_BYTES as u64 {
+            return Err(Fault::new(0, format!("claim-check file {} is too large", path.display())));
+        }
+        let bytes = std::fs::read(&path).map_err(|e| Fault::new(0, format!("claim-check file {}: {e}", path.display())))?;
+        Ok(parse_claim_check_envelope(&bytes).unwrap_or((None, bytes)))
+    }
+
+    /// Checks, then appends the events of message `index`: all of them or, on a fault, none.
+    fn emit(&mut self, index: usize, events: &MessageEvents<'_>) -> FaultResult<()> {
+        self.kept.clear();
+        for (i, e) in events.events.iter().enumerate() {
+            if e.commit_ts > i64::MAX as u64 || e.schema_version.is_some_and(|v| v > i64::MAX as u64) {
+                return Err(Fault::new(0, format!("timestamp {} does not fit int64", e.commit_ts)));
+            }
+            if self.layout.keeps(e) {
+                self.kept.push(i);
+            } else {
+                self.stats.filtered += 1;
+            }
+        }
+        self.layout.append(events, &self.kept)?;
+        for &i in &self.kept {
+            self.meta.append(&events.events[i], index);
+        }
+        self.stats.events += self.kept.len() as u64;
+        Ok(())
+    }
+
+    fn finish(&mut self, input: &RecordBatch) -> Result<RecordBatch> {
+        let mut columns = self.meta.finish();
+        columns.extend(self.layout.finish());
+        let rows = columns[0].len();
+        if !self.options.carry.is_empty() {
+            let messages = columns[self.schema.index_of("_message").expect("meta column")].as_primitive::<arrow_array::types::Int64Type>();
+            let indices: UInt32Array = messages.values().iter().map(|&m| m as u32).collect();
+            for f in &self.options.carry {
+                let source = input.column_by_name(f.name()).ok_or_else(|| {
+                    DecodeError::usage(self.protocol_name(), format!("input has no carry column {:?}", f.name()))
+                })?;
+                let taken = arrow_select::take::take(source.as_ref(), &indices, None)
+                    .and_then(|a| arrow_cast::cast(&a, f.data_type()))
+                    .map_err(|e| DecodeError::usage(self.protocol_name(), format!("carry column {:?}: {e}", f.name())))?;
+                columns.push(taken);
+            }
+        }
+        RecordBatch::try_new_with_options(self.schema.clone(), columns, &RecordBatchOptions::new().with_row_count(Some(rows)))
+            .map_err(|e| DecodeError::usage(self.protocol_name(), format!("internal: {e}")))
+    }
+}
+
+fn parse_claim_check_envelope(bytes: &[u8]) -> Option<(Option<Vec<u8>>, Vec<u8>)> {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut cur = JsonCursor::new(bytes).ok()?;
+    cur.begin_object().ok()?;
+    let (mut key, mut value) = (None, None);
+    let mut first = true;
+    while let Some(k) = cur.next_key(&mut first).ok()? {
+        let text = if cur.null().ok()? { None } else { Some(cur.string().ok()?) };
+        match k.as_ref() {
+            "key" => key = text.map(|t| b64.decode(t.as_bytes()).ok()).flatten(),
+            "value" => value = Some(b64.decode(text?.as_bytes()).ok()?),
+            _ => return None,
+        }
+    }
+    cur.at_end().then_some(())?;
+    Some((key, value?))
+}

@@ -1,0 +1,559 @@
+//! The typed layout: one table's columns with real Arrow types, then `_before`, a struct of the
+//! same columns holding the old row of an UPDATE.
+//!
+//! Each message is converted in two steps so that a value that does not fit its column fails the
+//! whole message with nothing appended: every value is first checked and turned into a [`Cell`]
+//! (numbers parsed, names looked up; strings and bytes stay references to the event), then the
+//! cells are pushed into the Arrow builders, which cannot fail.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::builder::*;
+use arrow_array::{ArrayRef, StructArray};
+use arrow_buffer::NullBuffer;
+use arrow_schema::{DataType, Field, FieldRef, Fields, TimeUnit};
+use chrono::{DateTime, TimeZone};
+use chrono_tz::Tz;
+
+use super::Layout;
+use crate::error::{Fault, FaultResult};
+use crate::event::{Column, Event, EventKind, MessageEvents, Value};
+use crate::mysql::{self, MySqlType, TypeDescription};
+
+/// Field metadata key holding a column's MySQL type description.
+pub const MYSQL_TYPE_KEY: &str = "mysql_type";
+
+/// `db.tbl`, as users name a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableName {
+    pub schema: String,
+    pub table: String,
+}
+
+impl TableName {
+    pub fn parse(name: &str) -> Option<TableName> {
+        let (schema, table) = name.split_once('.')?;
+        let unquote = |s: &str| s.trim().trim_matches('`').to_string();
+        Some(TableName { schema: unquote(schema), table: unquote(table) })
+    }
+
+    fn matches(&self, schema: Option<&str>, table: Option<&str>) -> bool {
+        schema == Some(self.schema.as_str()) && table == Some(self.table.as_str())
+    }
+}
+
+/// The zone TIMESTAMP values are written in.
+#[derive(Debug, Clone, Copy)]
+pub enum ServerZone {
+    Utc,
+    Named(Tz),
+}
+
+impl ServerZone {
+    pub fn parse(name: &str) -> Option<ServerZone> {
+        match name {
+            "" | "UTC" | "utc" | "Etc/UTC" | "+00:00" => Some(ServerZone::Utc),
+            _ => name.parse::<Tz>().ok().map(ServerZone::Named),
+        }
+    }
+
+    /// Wall-clock microseconds in this zone to UTC microseconds.
+    fn to_utc(self, local_micros: i64) -> Option<i64> {
+        match self {
+            ServerZone::Utc => Some(local_micros),
+            ServerZone::Named(tz) => {
+                let naive = DateTime::from_timestamp_micros(local_micros)?.naive_utc();
+                Some(tz.from_local_datetime(&naive).earliest()?.timestamp_micros())
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Target {
+    Bool,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    Decimal { precision: u8, scale: i8 },
+    Float32,
+    Float64,
+    Date,
+    DateTime,
+    Timestamp,
+    Time,
+    Text,
+    Binary,
+    Vector,
+}
+
+struct ColumnSpec {
+    field: FieldRef,
+    target: Target,
+    /// ENUM/SET members when the column definition is known.
+    members: Option<(MySqlType, Vec<String>)>,
+}
+
+impl ColumnSpec {
+    fn new(field: &Field) -> Result<ColumnSpec, String> {
+        use DataType as D;
+        let (target, data_type) = match field.data_type() {
+            D::Boolean => (Target::Bool, D::Boolean),
+            D::Int8 => (Target::Int8, D::Int8),
+            D::Int16 => (Target::Int16, D::Int16),
+            D::Int32 => (Target::Int32, D::Int32),
+            D::Int64 => (Target::Int64, D::Int64),
+            D::Decimal128(p, s) => (Target::Decimal { precision: *p, scale: *s }, D::Decimal128(*p, *s)),
+            D::Float32 => (Target::Float32, D::Float32),
+            D::Float64 => (Target::Float64, D::Float64),
+            D::Date32 => (Target::Date, D::Date32),
+            D::Timestamp(_, None) => (Target::DateTime, D::Timestamp(TimeUnit::Microsecond, None)),
+            D::Timestamp(_, Some(tz)) => {
+                (Target::Timestamp, D::Timestamp(TimeUnit::Microsecond, Some(tz.clone())))
+            }
+            D::Duration(_) => (Target::Time, D::Duration(TimeUnit::Microsecond)),
+            D::Utf8 | D::LargeUtf8 | D::Utf8View => (Target::Text, D::Utf8),
+            D::Binary | D::LargeBinary | D::BinaryView | D::FixedSizeBinary(_) => (Target::Binary, D::Binary),
+            D::List(item) | D::LargeList(item) if item.data_type() == &D::Float32 => {
+                (Target::Vector, D::new_list(D::Float32, true))
+            }
+            other => return Err(format!("column {}: Arrow type {other} is not supported", field.name())),
+        };
+        if let Target::Decimal { precision, scale } = target {
+            if precision > 38 || scale < 0 {
+                return Err(format!("column {}: decimal128({precision}, {scale}) is not supported", field.name()));
+            }
+        }
+        let members = field.metadata().get(MYSQL_TYPE_KEY).map(|t| TypeDescription::parse(t)).and_then(|d| {
+            matches!(d.base, MySqlType::Enum | MySqlType::Set).then_some((d.base, d.members))
+        });
+        let field = Field::new(field.name(), data_type, true).with_metadata(field.metadata().clone());
+        Ok(ColumnSpec { field: Arc::new(field), target, members })
+    }
+}
+
+/// A checked value waiting to be appended.
+#[derive(Debug, Clone, PartialEq)]
+enum Cell {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Decimal(i128),
+    Float32(f32),
+    Float64(f64),
+    /// The text or bytes of `MessageEvents::columns[i]`, checked to fit.
+    Column(usize),
+    /// Text made during conversion (ENUM/SET names): a range of the staging text.
+    Staged(usize, usize),
+    /// Floats of a VECTOR: a range of the staging floats.
+    Vector(usize, usize),
+}
+
+enum ColumnBuilder {
+    Bool(BooleanBuilder),
+    Int8(Int8Builder),
+    Int16(Int16Builder),
+    Int32(Int32Builder),
+    Int64(Int64Builder),
+    Decimal(Decimal128Builder),
+    Float32(Float32Builder),
+    Float64(Float64Builder),
+    Date(Date32Builder),
+    Timestamp(TimestampMicrosecondBuilder),
+    Time(DurationMicrosecondBuilder),
+    Text(StringBuilder),
+    Binary(BinaryBuilder),
+    Vector(ListBuilder<Float32Builder>),
+}
+
+impl ColumnBuilder {
+    fn new(spec: &ColumnSpec) -> ColumnBuilder {
+        match (&spec.target, spec.field.data_type()) {
+            (Target::Bool, _) => ColumnBuilder::Bool(BooleanBuilder::new()),
+            (Target::Int8, _) => ColumnBuilder::Int8(Int8Builder::new()),
+            (Target::Int16, _) => ColumnBuilder::Int16(Int16Builder::new()),
+            (Target::Int32, _) => ColumnBuilder::Int32(Int32Builder::new()),
+            (Target::Int64, _) => ColumnBuilder::Int64(Int64Builder::new()),
+            (Target::Decimal { .. }, dt) => {
+                ColumnBuilder::Decimal(Decimal128Builder::new().with_data_type(dt.clone()))
+            }
+            (Target::Float32, _) => ColumnBuilder::Float32(Float32Builder::new()),
+            (Target::Float64, _) => ColumnBuilder::Float64(Float64Builder::new()),
+            (Target::Date, _) => ColumnBuilder::Date(Date32Builder::new()),
+            (Target::DateTime | Target::Timestamp, dt) => {
+                ColumnBuilder::Timestamp(TimestampMicrosecondBuilder::new().with_data_type(dt.clone()))
+            }
+            (Target::Time, _) => ColumnBuilder::Time(DurationMicrosecondBuilder::new()),
+            (Target::Text, _) => ColumnBuilder::Text(StringBuilder::new()),
+            (Target::Binary, _) => ColumnBuilder::Binary(BinaryBuilder::new()),
+            (Target::Vector, _) => ColumnBuilder::Vector(ListBuilder::new(Float32Builder::new())),
+        }
+    }
+
+    fn append(&mut self, cell: &Cell, staging: &Staging, columns: &[Column<'_>]) {
+        use ColumnBuilder as B;
+        match (self, cell) {
+            (b, Cell::Null) => b.append_null(),
+            (B::Bool(b), Cell::Bool(v)) => b.append_value(*v),
+            (B::Int8(b), Cell::Int(v)) => b.append_value(*v as i8),
+            (B::Int16(b), Cell::Int(v)) => b.append_value(*v as i16),
+            (B::Int32(b), Cell::Int(v)) => b.append_value(*v as i32),
+            (B::Int64(b), Cell::Int(v)) => b.append_value(*v),
+            (B::Date(b), Cell::Int(v)) => b.append_value(*v as i32),
+            (B::Timestamp(b), Cell::Int(v)) => b.append_value(*v),
+            (B::Time(b), Cell::Int(v)) => b.append_value(*v),
+            (B::Decimal(b), Cell::Decimal(v)) => b.append_value(*v),
+            (B::Float32(b), Cell::Float32(v)) => b.append_value(*v),
+            (B::Float64(b), Cell::Float64(v)) => b.append_value(*v),
+            (B::Text(b), Cell::Column(i)) => match &columns[*i].value {
+                Value::Text(t) => b.append_value(t),
+                Value::Bytes(bytes) => b.append_value(std::str::from_utf8(bytes).unwrap_or_default()),
+                _ => b.append_null(),
+            },
+            (B::Text(b), Cell::Staged(from, to)) => b.append_value(&staging.text[*from..*to]),
+            (B::Binary(b), Cell::Column(i)) => match &columns[*i].value {
+                Value::Text(t) => b.append_value(t.as_bytes()),
+                Value::Bytes(bytes) => b.append_value(bytes),
+                _ => b.append_null(),
+            },
+            (B::Vector(b), Cell::Vector(from, to)) => {
+                b.values().append_slice(&staging.floats[*from..*to]);
+                b.append(true);
+            }
+            // `convert` only makes cells of its column's kind.
+            (b, _) => b.append_null(),
+        }
+    }
+
+    fn append_null(&mut self) {
+        use ColumnBuilder as B;
+        match self {
+            B::Bool(b) => b.append_null(),
+            B::Int8(b) => b.append_null(),
+            B::Int16(b) => b.append_null(),
+            B::Int32(b) => b.append_null(),
+            B::Int64(b) => b.append_null(),
+            B::Decimal(b) => b.append_null(),
+            B::Float32(b) => b.append_null(),
+            B::Float64(b) => b.append_null(),
+            B::Date(b) => b.append_null(),
+            B::Timestamp(b) => b.append_null(),
+            B::Time(b) => b.append_null(),
+            B::Text(b) => b.append_null(),
+            B::Binary(b) => b.append_null(),
+            B::Vector(b) => b.append_null(),
+        }
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        use ColumnBuilder as B;
+        match self {
+            B::Bool(b) => Arc::new(b.finish()),
+            B::Int8(b) => Arc::new(b.finish()),
+            B::Int16(b) => Arc::new(b.finish()),
+            B::Int32(b) => Arc::new(b.finish()),
+            B::Int64(b) => Arc::new(b.finish()),
+            B::Decimal(b) => Arc::new(b.finish()),
+            B::Float32(b) => Arc::new(b.finish()),
+            B::Float64(b) => Arc::new(b.finish()),
+            B::Date(b) => Arc::new(b.finish()),
+            B::Timestamp(b) => Arc::new(b.finish()),
+            B::Time(b) => Arc::new(b.finish()),
+            B::Text(b) => Arc::new(b.finish()),
+            B::Binary(b) => Arc::new(b.finish()),
+            B::Vector(b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Staging {
+    cells: Vec<Cell>,
+    text: String,
+    floats: Vec<f32>,
+}
+
+/// Counters the typed layout keeps for `Decoder.stats`.
+#[derive(Debug, Default, Clone)]
+pub struct TypedStats {
+    /// Values of columns the declared schema does not have.
+    pub dropped_columns: u64,
+    /// MySQL zero dates (`0000-00-00`), which have no Arrow form and are read as null.
+    pub zero_dates: u64,
+}
+
+pub struct TypedLayout {
+    table: TableName,
+    specs: Vec<ColumnSpec>,
+    index: HashMap<String, usize>,
+    row: Vec<ColumnBuilder>,
+    before: Vec<ColumnBuilder>,
+    before_valid: Vec<bool>,
+    zone: ServerZone,
+    staging: Staging,
+    pub stats: TypedStats,
+}
+
+impl TypedLayout {
+    pub fn new(table: TableName, fields: &Fields, zone: ServerZone) -> Result<TypedLayout, String> {
+        let specs = fields.iter().map(|f| ColumnSpec::new(f)).collect::<Result<Vec<_>, _>>()?;
+        let index = specs.iter().enumerate().map(|(i, s)| (s.field.name().clone(), i)).collect();
+        Ok(TypedLayout {
+            table,
+            row: specs.iter().map(ColumnBuilder::new).collect(),
+            before: specs.iter().map(ColumnBuilder::new).collect(),
+            before_valid: Vec::new(),
+            specs,
+            index,
+            zone,
+            staging: Staging::default(),
+            stats: TypedStats::default(),
+        })
+    }
+
+    fn column_fields(&self) -> Fields {
+        self.specs.iter().map(|s| s.field.clone()).collect()
+    }
+
+    fn field_of(&self, name: &str, position: usize) -> Option<usize> {
+        match self.specs.get(position) {
+            Some(s) if s.field.name() == name => Some(position),
+            _ => self.index.get(name).copied(),
+        }
+    }
+
+    /// Converts one row image into `specs.len()` cells at the end of the staging cells.
+    fn stage_image(&mut self, columns: &[Column<'_>], range: std::ops::Range<usize>) -> FaultResult<()> {
+        let base = self.staging.cells.len();
+        self.staging.cells.resize(base + self.specs.len(), Cell::Null);
+        for (position, i) in range.enumerate() {
+            let column = &columns[i];
+            let Some(field) = self.field_of(&column.name, position) else {
+                self.stats.dropped_columns += 1;
+                continue;
+            };
+            let cell = self.convert(field, column, i)?;
+            self.staging.cells[base + field] = cell;
+        }
+        Ok(())
+    }
+
+    fn convert(&mut self, field: usize, column: &Column<'_>, index: usize) -> FaultResult<Cell> {
+        let spec = &self.specs[field];
+        let fail = |what: &str| {
+            Fault::new(column.at, format!("column {}: {what} does not fit {}", column.name, spec.field.data_type()))
+        };
+        let value = &column.value;
+        if value.is_null() {
+            return Ok(Cell::Null);
+        }
+        let text = match value {
+            Value::Text(t) => Some(t.as_bytes()),
+            _ => None,
+        };
+        let cell = match &spec.target {
+            Target::Bool => Cell::Bool(integer(value).ok_or_else(|| fail("value"))? != 0),
+            Target::Int8 | Target::Int16 | Target::Int32 | Target::Int64 => {
+                let v = integer(value).ok_or_else(|| fail("value"))?;
+                let (lo, hi) = match spec.target {
+                    Target::Int8 => (i8::MIN as i128, i8::MAX as i128),
+                    Target::Int16 => (i16::MIN as i128, i16::MAX as i128),
+                    Target::Int32 => (i32::MIN as i128, i32::MAX as i128),
+                    _ => (i64::MIN as i128, i64::MAX as i128),
+                };
+                if v < lo || v > hi {
+                    return Err(fail(&format!("value {v}")));
+                }
+                Cell::Int(v as i64)
+            }
+            Target::Decimal { precision, scale } => {
+                let v = match (text, value) {
+                    (Some(t), _) => mysql::parse_decimal_i128(t, *scale as u32),
+                    (None, Value::Int(_) | Value::UInt(_)) => {
+                        integer(value).and_then(|v| v.checked_mul(10i128.pow(*scale as u32)))
+                    }
+                    _ => None,
+                }
+                .ok_or_else(|| fail("value"))?;
+                if v.unsigned_abs() >= 10u128.pow(*precision as u32) {
+                    return Err(fail("value"));
+                }
+                Cell::Decimal(v)
+            }
+            Target::Float32 => Cell::Float32(float(value).ok_or_else(|| fail("value"))? as f32),
+            Target::Float64 => Cell::Float64(float(value).ok_or_else(|| fail("value"))?),
+            Target::Date => match mysql::parse_date(text.ok_or_else(|| fail("value"))?) {
+                Some(Some(d)) => Cell::Int(mysql::days_from_civil(d.year, d.month, d.day)),
+                Some(None) => self.zero_date(),
+                None => return Err(fail("date")),
+            },
+            Target::DateTime | Target::Timestamp => {
+                match mysql::parse_datetime_micros(text.ok_or_else(|| fail("value"))?) {
+                    Some(Some(local)) if matches!(spec.target, Target::DateTime) => Cell::Int(local),
+                    Some(Some(local)) => Cell::Int(self.zone.to_utc(local).ok_or_else(|| fail("time"))?),
+                    Some(None) => self.zero_date(),
+                    None => return Err(fail("date-time")),
+                }
+            }
+            Target::Time => {
+                Cell::Int(mysql::parse_time_micros(text.ok_or_else(|| fail("value"))?).ok_or_else(|| fail("time"))?)
+            }
+            Target::Text => match self.text_cell(field, column, index) {
+                Some(cell) => cell,
+                None => return Err(Fault::new(column.at, format!("column {}: value is not valid text", column.name))),
+            },
+            Target::Binary => match value {
+                Value::Text(_) | Value::Bytes(_) => Cell::Column(index),
+                _ => return Err(fail("value")),
+            },
+            Target::Vector => {
+                let from = self.staging.floats.len();
+                mysql::parse_vector(text.ok_or_else(|| fail("value"))?, &mut self.staging.floats)
+                    .ok_or_else(|| fail("vector"))?;
+                Cell::Vector(from, self.staging.floats.len())
+            }
+        };
+        Ok(cell)
+    }
+
+    fn zero_date(&mut self) -> Cell {
+        self.stats.zero_dates += 1;
+        Cell::Null
+    }
+
+    /// Text columns: ENUM/SET numbers become member names when the definition is known.
+    fn text_cell(&mut self, field: usize, column: &Column<'_>, index: usize) -> Option<Cell> {
+        match &self.specs[field].members {
+            Some((kind, members)) => {
+                let Some(n) = integer(&column.value).and_then(|v| u64::try_from(v).ok()) else {
+                    // Already a name (official Canal writes names).
+                    return matches!(column.value, Value::Text(_)).then_some(Cell::Column(index));
+                };
+                let staging = &mut self.staging.text;
+                let from = staging.len();
+                if *kind == MySqlType::Enum {
+                    staging.push_str(mysql::enum_name(members, n)?);
+                } else {
+                    let mut names = String::new();
+                    mysql::set_names(members, n, &mut names)?;
+                    staging.push_str(&names);
+                }
+                Some(Cell::Staged(from, staging.len()))
+            }
+            _ => match &column.value {
+                Value::Text(_) => Some(Cell::Column(index)),
+                Value::Bytes(b) => std::str::from_utf8(b).is_ok().then_some(Cell::Column(index)),
+                Value::Int(v) => Some(self.stage_text(&v.to_string())),
+                Value::UInt(v) => Some(self.stage_text(&v.to_string())),
+                Value::Float32(v) => Some(self.stage_text(&v.to_string())),
+                Value::Float64(v) => Some(self.stage_text(&v.to_string())),
+                Value::Null => Some(Cell::Null),
+            },
+        }
+    }
+
+    fn stage_text(&mut self, text: &str) -> Cell {
+        let from = self.staging.text.len();
+        self.staging.text.push_str(text);
+        Cell::Staged(from, self.staging.text.len())
+    }
+}
+
+/// An integer from any wire form, wide enough for the whole u64 and i64 ranges.
+fn integer(value: &Value<'_>) -> Option<i128> {
+    match value {
+        Value::Int(v) => Some(*v as i128),
+        Value::UInt(v) => Some(*v as i128),
+        Value::Text(t) => {
+            let t = t.as_ref();
+            t.parse::<i64>().map(i128::from).ok().or_else(|| t.parse::<u64>().ok().map(i128::from))
+        }
+        _ => None,
+    }
+}
+
+fn float(value: &Value<'_>) -> Option<f64> {
+    match value {
+        Value::Float32(v) => Some(*v as f64),
+        Value::Float64(v) => Some(*v),
+        Value::Int(v) => Some(*v as f64),
+        Value::UInt(v) => Some(*v as f64),
+        Value::Text(t) => t.parse().ok(),
+        _ => None,
+    }
+}
+
+impl Layout for TypedLayout {
+    fn fields(&self) -> Vec<FieldRef> {
+        let mut fields: Vec<FieldRef> = self.specs.iter().map(|s| s.field.clone()).collect();
+        fields.push(Arc::new(Field::new("_before", DataType::Struct(self.column_fields()), true)));
+        fields
+    }
+
+    fn keeps(&self, event: &Event<'_>) -> bool {
+        let (schema, table) = (event.schema.as_deref(), event.table.as_deref());
+        match event.kind {
+            EventKind::Watermark => true,
+            EventKind::Ddl => schema == Some(self.table.schema.as_str()) && (table.is_none() || self.table.matches(schema, table)),
+            _ => self.table.matches(schema, table),
+        }
+    }
+
+    fn append(&mut self, events: &MessageEvents<'_>, kept: &[usize]) -> FaultResult<()> {
+        self.staging.cells.clear();
+        self.staging.text.clear();
+        self.staging.floats.clear();
+        for event in kept.iter().map(|&i| &events.events[i]) {
+            if let Some(image) = event.after.clone().or(event.before.clone()) {
+                self.stage_image(&events.columns, image)?;
+            }
+            if let (EventKind::Update, Some(before)) = (event.kind, event.before.clone()) {
+                self.stage_image(&events.columns, before)?;
+            }
+        }
+        let n = self.specs.len();
+        let mut cells = std::mem::take(&mut self.staging.cells);
+        let mut next = cells.chunks(n.max(1));
+        for event in kept.iter().map(|&i| &events.events[i]) {
+            match event.after.as_ref().or(event.before.as_ref()).and(next.next()) {
+                Some(row) => self.row.iter_mut().zip(row).for_each(|(b, c)| b.append(c, &self.staging, &events.columns)),
+                None => self.row.iter_mut().for_each(ColumnBuilder::append_null),
+            }
+            let old = (event.kind == EventKind::Update && event.before.is_some()).then(|| next.next()).flatten();
+            match old {
+                Some(row) => self.before.iter_mut().zip(row).for_each(|(b, c)| b.append(c, &self.staging, &events.columns)),
+                None => self.before.iter_mut().for_each(ColumnBuilder::append_null),
+            }
+            self.before_valid.push(old.is_some());
+        }
+        cells.clear();
+        self.staging.cells = cells;
+        Ok(())
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("dropped_columns", self.stats.dropped_columns), ("zero_dates", self.stats.zero_dates)]
+    }
+
+    fn append_null(&mut self) {
+        self.row.iter_mut().for_each(ColumnBuilder::append_null);
+        self.before.iter_mut().for_each(ColumnBuilder::append_null);
+        self.before_valid.push(false);
+    }
+
+    fn finish(&mut self) -> Vec<ArrayRef> {
+        let mut columns: Vec<ArrayRef> = self.row.iter_mut().map(ColumnBuilder::finish).collect();
+        let before: Vec<ArrayRef> = self.before.iter_mut().map(ColumnBuilder::finish).collect();
+        let valid = NullBuffer::from(std::mem::take(&mut self.before_valid));
+        let len = valid.len();
+        let before = if self.specs.is_empty() {
+            StructArray::new_empty_fields(len, Some(valid))
+        } else {
+            StructArray::new(self.column_fields(), before, Some(valid))
+        };
+        columns.push(Arc::new(before));
+        columns
+    }
+}

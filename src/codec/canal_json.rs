@@ -1,0 +1,339 @@
+//! Canal-JSON with TiCDC's `_tidb` extension (`../shared/protocols/canal-json.md`).
+//!
+//! One JSON object per Kafka value (the storage sink's variant puts several, separated by
+//! newlines; both are read). Values are all strings, typed only by the `mysqlType` map, so this
+//! codec reads the object in one pass with the [`JsonCursor`]: `mysqlType` comes before `data` and
+//! `old` in TiCDC's output, and when a producer writes them the other way round the row arrays are
+//! skipped and read again once the types are known. Binary columns arrive as ISO-8859-1 text (one
+//! code point per byte) and are turned back into their bytes here.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use crate::codec::{Codec, Protocol};
+use crate::error::{Fault, FaultResult};
+use crate::event::{Column, ColumnType, Event, EventKind, MessageEvents, Text, Value};
+use crate::json::JsonCursor;
+use crate::mysql::MySqlType;
+
+#[derive(Default)]
+pub struct CanalJsonCodec {
+    data_rows: Vec<Range<usize>>,
+    old_rows: Vec<Range<usize>>,
+}
+
+/// The top-level fields of one object, as read.
+#[derive(Default)]
+struct Header<'a> {
+    database: Option<Text<'a>>,
+    table: Option<Text<'a>>,
+    keys: Range<usize>,
+    is_ddl: bool,
+    kind: Option<Text<'a>>,
+    sql: Option<Text<'a>>,
+    types: Vec<(Text<'a>, ColumnType<'a>)>,
+    data_at: Option<usize>,
+    old_at: Option<usize>,
+    commit_ts: Option<u64>,
+    watermark_ts: Option<u64>,
+    only_handle_key: bool,
+    claim_check: Option<Text<'a>>,
+}
+
+impl Codec for CanalJsonCodec {
+    fn protocol(&self) -> Protocol {
+        Protocol::CanalJson
+    }
+
+    fn decode<'a>(
+        &mut self,
+        _key: Option<&'a [u8]>,
+        value: &'a [u8],
+        out: &mut MessageEvents<'a>,
+    ) -> FaultResult<()> {
+        let mut cur = JsonCursor::new(value)?;
+        if cur.at_end() {
+            return Err(cur.fault("empty message"));
+        }
+        while !cur.at_end() {
+            self.decode_object(&mut cur, out)?;
+        }
+        Ok(())
+    }
+}
+
+impl CanalJsonCodec {
+    fn decode_object<'a>(
+        &mut self,
+        cur: &mut JsonCursor<'a>,
+        out: &mut MessageEvents<'a>,
+    ) -> FaultResult<()> {
+        let object_at = cur.offset();
+        let mut h = Header::default();
+        self.data_rows.clear();
+        self.old_rows.clear();
+        let mut data_read = false;
+        let mut old_read = false;
+        let mut types_seen = false;
+
+        cur.begin_object()?;
+        let mut first = true;
+        while let Some(key) = cur.next_key(&mut first)? {
+            match key.as_ref() {
+                "database" => h.database = nullable_string(cur)?,
+                "table" => h.table = nullable_string(cur)?,
+                "pkNames" => h.keys = read_key_names(cur, out)?,
+                "isDdl" => h.is_ddl = !cur.null()? && cur.bool()?,
+                "type" => h.kind = nullable_string(cur)?,
+                "sql" => h.sql = nullable_string(cur)?,
+                "mysqlType" => {
+                    read_types(cur, &mut h.types)?;
+                    types_seen = true;
+                }
+                "data" if types_seen => {
+                    data_read = read_rows(cur, &h.types, out, &mut self.data_rows)?;
+                }
+                "old" if types_seen => {
+                    old_read = read_rows(cur, &h.types, out, &mut self.old_rows)?;
+                }
+                "data" | "old" => {
+                    let at = cur.offset();
+                    if !cur.null()? {
+                        cur.skip_value()?;
+                        if key == "data" { h.data_at = Some(at) } else { h.old_at = Some(at) }
+                    }
+                }
+                "_tidb" => read_tidb(cur, &mut h)?,
+                _ => cur.skip_value()?,
+            }
+        }
+        let end = cur.offset();
+        // Row arrays met before their types are read now that the types are known.
+        if let (Some(at), false) = (h.data_at, data_read) {
+            cur.seek(at);
+            read_rows(cur, &h.types, out, &mut self.data_rows)?;
+        }
+        if let (Some(at), false) = (h.old_at, old_read) {
+            cur.seek(at);
+            read_rows(cur, &h.types, out, &mut self.old_rows)?;
+        }
+        cur.seek(end);
+        self.emit(h, object_at, out)
+    }
+
+    fn emit<'a>(&self, h: Header<'a>, at: usize, out: &mut MessageEvents<'a>) -> FaultResult<()> {
+        let kind_text = h.kind.as_deref().unwrap_or("");
+        if h.is_ddl {
+            let mut ev = Event::new(EventKind::Ddl, h.commit_ts.unwrap_or(0));
+            ev.schema = h.database.filter(|s| !s.is_empty());
+            ev.table = h.table.filter(|s| !s.is_empty());
+            ev.ddl = h.sql;
+            ev.ddl_type = h.kind;
+            out.events.push(ev);
+            return Ok(());
+        }
+        if kind_text == "TIDB_WATERMARK" {
+            let ts = h.watermark_ts.ok_or_else(|| {
+                Fault::new(at, "TIDB_WATERMARK message without _tidb.watermarkTs (TiDB extension off?)")
+            })?;
+            out.events.push(Event::new(EventKind::Watermark, ts));
+            return Ok(());
+        }
+        let kind = match kind_text {
+            "INSERT" => EventKind::Insert,
+            "UPDATE" => EventKind::Update,
+            "DELETE" => EventKind::Delete,
+            other => return Err(Fault::new(at, format!("unknown message type {other:?}"))),
+        };
+        if self.data_rows.is_empty() {
+            return Err(Fault::new(at, format!("{} message without data", kind.as_str())));
+        }
+        for (i, row) in self.data_rows.iter().enumerate() {
+            let mut ev = Event::new(kind, h.commit_ts.unwrap_or(0));
+            ev.schema = h.database.clone();
+            ev.table = h.table.clone();
+            ev.keys = h.keys.clone();
+            ev.handle_key_only = h.only_handle_key;
+            ev.claim_check = h.claim_check.clone();
+            match kind {
+                EventKind::Delete => ev.before = Some(row.clone()),
+                EventKind::Update => {
+                    ev.after = Some(row.clone());
+                    ev.before = self.old_rows.get(i).map(|old| complete_old_row(out, row, old));
+                }
+                _ => ev.after = Some(row.clone()),
+            }
+            out.events.push(ev);
+        }
+        Ok(())
+    }
+}
+
+fn nullable_string<'a>(cur: &mut JsonCursor<'a>) -> FaultResult<Option<Text<'a>>> {
+    if cur.null()? {
+        return Ok(None);
+    }
+    cur.string().map(Some)
+}
+
+fn read_key_names<'a>(cur: &mut JsonCursor<'a>, out: &mut MessageEvents<'a>) -> FaultResult<Range<usize>> {
+    let start = out.keys.len();
+    if !cur.null()? {
+        cur.begin_array()?;
+        let mut first = true;
+        while cur.next_item(&mut first)? {
+            out.keys.push(cur.string()?);
+        }
+    }
+    Ok(start..out.keys.len())
+}
+
+fn read_types<'a>(
+    cur: &mut JsonCursor<'a>,
+    types: &mut Vec<(Text<'a>, ColumnType<'a>)>,
+) -> FaultResult<()> {
+    if cur.null()? {
+        return Ok(());
+    }
+    cur.begin_object()?;
+    let mut first = true;
+    while let Some(name) = cur.next_key(&mut first)? {
+        let text = cur.string()?;
+        types.push((name, column_type(text)));
+    }
+    Ok(())
+}
+
+/// `int unsigned`, `varbinary`, or in content-compatible mode `decimal(10,2)`,
+/// `bigint(20) unsigned zerofill`, `enum('a','b')`.
+fn column_type(text: Text<'_>) -> ColumnType<'_> {
+    let name_end = text.find(['(', ' ']).unwrap_or(text.len());
+    let (base, binary) = MySqlType::from_name(&text[..name_end]);
+    let modifiers = match text.rfind(')') {
+        Some(close) if close > name_end => &text[close + 1..],
+        _ => &text[name_end..],
+    };
+    let unsigned = modifiers.contains("unsigned") || modifiers.contains("zerofill");
+    ColumnType { base, unsigned, binary, text: Some(text), flags: None }
+}
+
+/// Reads `null` or an array of row objects, appending each row's columns to `out.columns` and its
+/// range to `rows`. Returns whether an array was read.
+fn read_rows<'a>(
+    cur: &mut JsonCursor<'a>,
+    types: &[(Text<'a>, ColumnType<'a>)],
+    out: &mut MessageEvents<'a>,
+    rows: &mut Vec<Range<usize>>,
+) -> FaultResult<bool> {
+    if cur.null()? {
+        return Ok(false);
+    }
+    cur.begin_array()?;
+    let mut first_row = true;
+    while cur.next_item(&mut first_row)? {
+        let start = out.columns.len();
+        cur.begin_object()?;
+        let mut first = true;
+        while let Some(name) = cur.next_key(&mut first)? {
+            let position = out.columns.len() - start;
+            let name_at = cur.offset();
+            let ty = lookup_type(types, &name, position)
+                .ok_or_else(|| Fault::new(name_at, format!("mysql type does not found, column: {name}")))?;
+            let at = cur.offset();
+            let value = read_value(cur, ty)?;
+            out.columns.push(Column { name, ty: ty.clone(), value, at });
+        }
+        rows.push(start..out.columns.len());
+    }
+    Ok(true)
+}
+
+/// Types and data usually list columns in the same order: try the same position first.
+fn lookup_type<'t, 'a>(
+    types: &'t [(Text<'a>, ColumnType<'a>)],
+    name: &str,
+    position: usize,
+) -> Option<&'t ColumnType<'a>> {
+    match types.get(position) {
+        Some((n, ty)) if n == name => Some(ty),
+        _ => types.iter().find(|(n, _)| n == name).map(|(_, ty)| ty),
+    }
+}
+
+fn read_value<'a>(cur: &mut JsonCursor<'a>, ty: &ColumnType<'a>) -> FaultResult<Value<'a>> {
+    match cur.peek() {
+        Some(b'n') => {
+            cur.null()?;
+            Ok(Value::Null)
+        }
+        Some(b'"') => {
+            let at = cur.offset();
+            let text = cur.string()?;
+            if ty.binary {
+                latin1_bytes(text).map(Value::Bytes).map_err(|c| {
+                    Fault::new(at, format!("binary column value has code point U+{:04X} above U+00FF", c as u32))
+                })
+            } else {
+                Ok(Value::Text(text))
+            }
+        }
+        // Canal proper writes strings; numbers from other producers keep their text.
+        Some(b'-' | b'0'..=b'9') => cur.number_text().map(|t| Value::Text(Cow::Borrowed(t))),
+        _ => Err(cur.fault("column value must be a string or null")),
+    }
+}
+
+/// Canal writes each byte of a binary value as the code point of the same number.
+fn latin1_bytes(text: Text<'_>) -> Result<Cow<'_, [u8]>, char> {
+    if text.is_ascii() {
+        return Ok(match text {
+            Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
+            Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+        });
+    }
+    text.chars()
+        .map(|c| u8::try_from(c as u32).map_err(|_| c))
+        .collect::<Result<Vec<u8>, char>>()
+        .map(Cow::Owned)
+}
+
+/// The old image of an UPDATE whose `old` lists only changed columns: every column of the new
+/// row, taking the old value where `old` has one (the Go decoder's reading).
+fn complete_old_row(out: &mut MessageEvents<'_>, new: &Range<usize>, old: &Range<usize>) -> Range<usize> {
+    let complete = new.len() == old.len()
+        && out.columns[new.clone()].iter().zip(&out.columns[old.clone()]).all(|(n, o)| n.name == o.name);
+    if complete {
+        return old.clone();
+    }
+    let start = out.columns.len();
+    for i in new.clone() {
+        let name = &out.columns[i].name;
+        let source = out.columns[old.clone()].iter().position(|c| &c.name == name).map_or(i, |p| old.start + p);
+        out.columns.push(out.columns[source].clone());
+    }
+    for i in old.clone() {
+        let name = &out.columns[i].name;
+        if !out.columns[new.clone()].iter().any(|c| &c.name == name) {
+            out.columns.push(out.columns[i].clone());
+        }
+    }
+    start..out.columns.len()
+}
+
+fn read_tidb<'a>(cur: &mut JsonCursor<'a>, h: &mut Header<'a>) -> FaultResult<()> {
+    if cur.null()? {
+        return Ok(());
+    }
+    cur.begin_object()?;
+    let mut first = true;
+    while let Some(key) = cur.next_key(&mut first)? {
+        match key.as_ref() {
+            "commitTs" => h.commit_ts = Some(cur.u64()?),
+            "watermarkTs" => h.watermark_ts = Some(cur.u64()?),
+            "onlyHandleKey" => h.only_handle_key = cur.bool()?,
+            "claimCheckLocation" => h.claim_check = nullable_string(cur)?,
+            _ => cur.skip_value()?,
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,60 @@
+//! The one error type of the crate.
+//!
+//! Codecs fail with a [`Fault`]: a reason and the byte offset inside the message where it was
+//! found. The batch driver, which knows the protocol and which message of the batch it was
+//! reading, turns it into a [`DecodeError`]. Keeping the two apart lets every leaf parser report
+//! an offset without threading the message index through all of them.
+
+use std::fmt;
+
+/// Why and where a message could not be read: the reason and the byte offset in the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub offset: usize,
+    pub reason: String,
+}
+
+impl Fault {
+    pub fn new(offset: usize, reason: impl Into<String>) -> Self {
+        Fault { offset, reason: reason.into() }
+    }
+}
+
+pub type FaultResult<T> = std::result::Result<T, Fault>;
+
+/// A message that could not be decoded (or a batch that could not be encoded).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// The protocol name as the contract spells it (`canal-json`, `open`, ...).
+    pub protocol: &'static str,
+    /// Index of the message in the input batch.
+    pub message_index: usize,
+    /// Byte offset in the message (the value; the key for key-side faults of `open`).
+    pub offset: usize,
+    pub reason: String,
+}
+
+impl DecodeError {
+    pub fn from_fault(protocol: &'static str, message_index: usize, fault: Fault) -> Self {
+        DecodeError { protocol, message_index, offset: fault.offset, reason: fault.reason }
+    }
+
+    /// An error that concerns the call as a whole (bad options, a missing column).
+    pub fn usage(protocol: &'static str, reason: impl Into<String>) -> Self {
+        DecodeError { protocol, message_index: 0, offset: 0, reason: reason.into() }
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: message {} at byte {}: {}",
+            self.protocol, self.message_index, self.offset, self.reason
+        )
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+pub type Result<T> = std::result::Result<T, DecodeError>;

@@ -1,0 +1,167 @@
+//! The event model every codec produces and every Arrow builder consumes.
+//!
+//! A codec reads one Kafka message into a [`MessageEvents`]: a list of [`Event`]s whose columns,
+//! key names and strings borrow from the message bytes wherever the wire form is already the
+//! value (an unescaped JSON string, a Craft string). The columns of all events of a message live
+//! in one flat vector that is cleared, not freed, between messages, so decoding a batch allocates
+//! nothing per event in the common case.
+//!
+//! Values stay in the form the wire gives (text, integer, float, bytes); turning them into an
+//! Arrow type is the builders' business, so each protocol only has to say what it read.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use crate::mysql::MySqlType;
+
+pub type Text<'a> = Cow<'a, str>;
+
+/// What happened. The contract's `_op` strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    Insert,
+    Update,
+    Delete,
+    Ddl,
+    Watermark,
+    Bootstrap,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Insert => "INSERT",
+            EventKind::Update => "UPDATE",
+            EventKind::Delete => "DELETE",
+            EventKind::Ddl => "DDL",
+            EventKind::Watermark => "WATERMARK",
+            EventKind::Bootstrap => "BOOTSTRAP",
+        }
+    }
+
+    pub fn is_row(self) -> bool {
+        matches!(self, EventKind::Insert | EventKind::Update | EventKind::Delete)
+    }
+}
+
+/// A column's type as the message describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnType<'a> {
+    pub base: MySqlType,
+    pub unsigned: bool,
+    /// The column holds bytes (binary charset): BINARY, VARBINARY, BLOB types.
+    pub binary: bool,
+    /// The type text as carried (`int unsigned`, `decimal(10,2)`), when the protocol carries one.
+    pub text: Option<Text<'a>>,
+    /// TiCDC's column flags word (Open, Craft), when carried.
+    pub flags: Option<u64>,
+}
+
+impl<'a> ColumnType<'a> {
+    pub fn new(base: MySqlType) -> Self {
+        ColumnType { base, unsigned: false, binary: false, text: None, flags: None }
+    }
+}
+
+/// A value in the form the wire gave it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value<'a> {
+    Null,
+    Int(i64),
+    UInt(u64),
+    Float32(f32),
+    Float64(f64),
+    /// MySQL's text form: numbers, decimals, dates, times, JSON, or the text of a text column.
+    Text(Text<'a>),
+    /// The bytes of a binary column.
+    Bytes(Cow<'a, [u8]>),
+}
+
+impl Value<'_> {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column<'a> {
+    pub name: Text<'a>,
+    pub ty: ColumnType<'a>,
+    pub value: Value<'a>,
+    /// Byte offset of the value in the message, for errors found when converting it.
+    pub at: usize,
+}
+
+/// One change, DDL or progress mark. Row images are ranges into [`MessageEvents::columns`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event<'a> {
+    pub kind: EventKind,
+    pub commit_ts: u64,
+    pub schema: Option<Text<'a>>,
+    pub table: Option<Text<'a>>,
+    pub table_id: Option<i64>,
+    pub partition_id: Option<i64>,
+    pub schema_version: Option<u64>,
+    pub table_schema: Option<Text<'a>>,
+    pub ddl: Option<Text<'a>>,
+    pub ddl_type: Option<Text<'a>>,
+    pub handle_key_only: bool,
+    pub claim_check: Option<Text<'a>>,
+    /// Primary/handle key column names: a range into [`MessageEvents::keys`].
+    pub keys: Range<usize>,
+    /// The new row of an INSERT or UPDATE: a range into [`MessageEvents::columns`].
+    pub after: Option<Range<usize>>,
+    /// The deleted row of a DELETE, or the old row of an UPDATE (completed from the new row
+    /// where the message lists only changed columns).
+    pub before: Option<Range<usize>>,
+}
+
+impl<'a> Event<'a> {
+    pub fn new(kind: EventKind, commit_ts: u64) -> Self {
+        Event {
+            kind,
+            commit_ts,
+            schema: None,
+            table: None,
+            table_id: None,
+            partition_id: None,
+            schema_version: None,
+            table_schema: None,
+            ddl: None,
+            ddl_type: None,
+            handle_key_only: false,
+            claim_check: None,
+            keys: 0..0,
+            after: None,
+            before: None,
+        }
+    }
+}
+
+/// The events decoded from one message, with the storage their row images and key names share.
+#[derive(Debug, Default)]
+pub struct MessageEvents<'a> {
+    pub events: Vec<Event<'a>>,
+    pub columns: Vec<Column<'a>>,
+    pub keys: Vec<Text<'a>>,
+}
+
+impl<'a> MessageEvents<'a> {
+    pub fn clear(&mut self) {
+        self.events.clear();
+        self.columns.clear();
+        self.keys.clear();
+    }
+
+    pub fn after(&self, event: &Event<'a>) -> &[Column<'a>] {
+        event.after.clone().map_or(&[], |r| &self.columns[r])
+    }
+
+    pub fn before(&self, event: &Event<'a>) -> &[Column<'a>] {
+        event.before.clone().map_or(&[], |r| &self.columns[r])
+    }
+
+    pub fn keys(&self, event: &Event<'a>) -> &[Text<'a>] {
+        &self.keys[event.keys.clone()]
+    }
+}

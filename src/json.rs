@@ -1,0 +1,341 @@
+//! A pull-style JSON cursor over one message, for the JSON protocols.
+//!
+//! TiCDC's JSON messages have a fixed shape, so each codec walks its object with this cursor and
+//! keeps only what it needs: there is no DOM and no per-token allocation. The input is validated
+//! as UTF-8 once, up front, so every string slice cut at a quote is valid `&str` and an
+//! escape-free string is returned borrowed. Every fault carries the byte offset it was found at.
+//! Nesting is skipped iteratively with a depth bound, so hostile input cannot exhaust the stack.
+
+use std::borrow::Cow;
+
+use memchr::memchr2;
+
+use crate::error::{Fault, FaultResult};
+
+/// Deepest nesting `skip_value` walks through before it calls the message malformed.
+const MAX_DEPTH: usize = 512;
+
+pub struct JsonCursor<'a> {
+    src: &'a str,
+    pos: usize,
+}
+
+impl<'a> JsonCursor<'a> {
+    /// Validates `bytes` as UTF-8 and puts the cursor at its start.
+    pub fn new(bytes: &'a [u8]) -> FaultResult<Self> {
+        match std::str::from_utf8(bytes) {
+            Ok(src) => Ok(JsonCursor { src, pos: 0 }),
+            Err(e) => Err(Fault::new(e.valid_up_to(), "invalid UTF-8")),
+        }
+    }
+
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
+
+    pub fn seek(&mut self, pos: usize) {
+        self.pos = pos;
+    }
+
+    pub fn fault(&self, reason: impl Into<String>) -> Fault {
+        Fault::new(self.pos, reason)
+    }
+
+    fn bytes(&self) -> &'a [u8] {
+        self.src.as_bytes()
+    }
+
+    /// The next non-whitespace byte, without consuming it.
+    #[inline]
+    pub fn peek(&mut self) -> Option<u8> {
+        let b = self.bytes();
+        while let Some(&c) = b.get(self.pos) {
+            if matches!(c, b' ' | b'\n' | b'\r' | b'\t') {
+                self.pos += 1;
+            } else {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    pub fn at_end(&mut self) -> bool {
+        self.peek().is_none()
+    }
+
+    #[inline]
+    pub fn expect(&mut self, want: u8) -> FaultResult<()> {
+        match self.peek() {
+            Some(c) if c == want => {
+                self.pos += 1;
+                Ok(())
+            }
+            Some(c) => Err(self.fault(format!("expected '{}', found '{}'", want as char, c as char))),
+            None => Err(self.fault(format!("expected '{}', found end of message", want as char))),
+        }
+    }
+
+    /// Consumes `null` if it comes next.
+    #[inline]
+    pub fn null(&mut self) -> FaultResult<bool> {
+        if self.peek() != Some(b'n') {
+            return Ok(false);
+        }
+        self.literal("null")?;
+        Ok(true)
+    }
+
+    fn literal(&mut self, word: &str) -> FaultResult<()> {
+        if self.bytes()[self.pos..].starts_with(word.as_bytes()) {
+            self.pos += word.len();
+            Ok(())
+        } else {
+            Err(self.fault(format!("expected {word}")))
+        }
+    }
+
+    pub fn bool(&mut self) -> FaultResult<bool> {
+        match self.peek() {
+            Some(b't') => self.literal("true").map(|_| true),
+            Some(b'f') => self.literal("false").map(|_| false),
+            _ => Err(self.fault("expected a boolean")),
+        }
+    }
+
+    /// The text of a number token, unparsed.
+    pub fn number_text(&mut self) -> FaultResult<&'a str> {
+        self.peek();
+        let b = self.bytes();
+        let start = self.pos;
+        let mut end = start;
+        while end < b.len() && matches!(b[end], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+            end += 1;
+        }
+        if end == start {
+            return Err(self.fault("expected a number"));
+        }
+        self.pos = end;
+        Ok(&self.src[start..end])
+    }
+
+    /// An unsigned 64-bit integer, exactly (TSOs exceed 2^53).
+    pub fn u64(&mut self) -> FaultResult<u64> {
+        let start = self.offset();
+        let text = self.number_text()?;
+        text.parse().map_err(|_| Fault::new(start, format!("expected an unsigned integer, found {text}")))
+    }
+
+    pub fn i64(&mut self) -> FaultResult<i64> {
+        let start = self.offset();
+        let text = self.number_text()?;
+        text.parse().map_err(|_| Fault::new(start, format!("expected an integer, found {text}")))
+    }
+
+    /// A string, borrowed when it has no escapes.
+    #[inline]
+    pub fn string(&mut self) -> FaultResult<Cow<'a, str>> {
+        if self.peek() != Some(b'"') {
+            return Err(self.fault("expected a string"));
+        }
+        let start = self.pos + 1;
+        let b = self.bytes();
+        match memchr2(b'"', b'\\', &b[start..]) {
+            Some(n) if b[start + n] == b'"' => {
+                self.pos = start + n + 1;
+                Ok(Cow::Borrowed(&self.src[start..start + n]))
+            }
+            Some(n) => self.unescape(start, start + n).map(Cow::Owned),
+            None => Err(Fault::new(start - 1, "unterminated string")),
+        }
+    }
+
+    /// Decodes a string with escapes; `first_escape` is the offset of its first backslash.
+    fn unescape(&mut self, start: usize, first_escape: usize) -> FaultResult<String> {
+        let b = self.bytes();
+        let mut out = String::with_capacity(first_escape - start + 16);
+        out.push_str(&self.src[start..first_escape]);
+        let mut i = first_escape;
+        loop {
+            match b.get(i) {
+                None => return Err(Fault::new(start - 1, "unterminated string")),
+                Some(b'"') => {
+                    self.pos = i + 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    let esc = *b.get(i + 1).ok_or_else(|| Fault::new(i, "unterminated escape"))?;
+                    i += 2;
+                    match esc {
+                        b'"' => out.push('"'),
+                        b'\\' => out.push('\\'),
+                        b'/' => out.push('/'),
+                        b'b' => out.push('\u{8}'),
+                        b'f' => out.push('\u{c}'),
+                        b'n' => out.push('\n'),
+                        b'r' => out.push('\r'),
+                        b't' => out.push('\t'),
+                        b'u' => {
+                            let (c, used) = self.unicode_escape(i)?;
+                            out.push(c);
+                            i += used;
+                        }
+                        _ => return Err(Fault::new(i - 2, "invalid escape")),
+                    }
+                }
+                Some(_) => {
+                    let n = memchr2(b'"', b'\\', &b[i..]).unwrap_or(b.len() - i);
+                    out.push_str(&self.src[i..i + n]);
+                    i += n;
+                }
+            }
+        }
+    }
+
+    /// Reads the hex of a `\u` escape at `at` (just past the `u`), joining surrogate pairs. A lone
+    /// surrogate becomes U+FFFD, as Go's decoder does. Returns the char and the bytes consumed.
+    fn unicode_escape(&self, at: usize) -> FaultResult<(char, usize)> {
+        let hex4 = |p: usize| -> FaultResult<u32> {
+            let h = self.bytes().get(p..p + 4).ok_or_else(|| Fault::new(p, "truncated \\u escape"))?;
+            let s = std::str::from_utf8(h).map_err(|_| Fault::new(p, "invalid \\u escape"))?;
+            u32::from_str_radix(s, 16).map_err(|_| Fault::new(p, "invalid \\u escape"))
+        };
+        let hi = hex4(at)?;
+        if (0xD800..0xDC00).contains(&hi) && self.bytes().get(at + 4..at + 6) == Some(b"\\u") {
+            let lo = hex4(at + 6)?;
+            if (0xDC00..0xE000).contains(&lo) {
+                let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                return Ok((char::from_u32(c).unwrap_or('\u{FFFD}'), 10));
+            }
+        }
+        Ok((char::from_u32(hi).unwrap_or('\u{FFFD}'), 4))
+    }
+
+    /// Starts reading an object; pair with [`JsonCursor::next_key`].
+    pub fn begin_object(&mut self) -> FaultResult<()> {
+        self.expect(b'{')
+    }
+
+    /// The next key of the object being read (consuming its `:`), or None at its `}`.
+    /// `first` tracks whether a separating comma is due.
+    #[inline]
+    pub fn next_key(&mut self, first: &mut bool) -> FaultResult<Option<Cow<'a, str>>> {
+        match self.peek() {
+            Some(b'}') => {
+                self.pos += 1;
+                return Ok(None);
+            }
+            Some(b',') if !*first => self.pos += 1,
+            _ if *first => {}
+            _ => return Err(self.fault("expected ',' or '}'")),
+        }
+        *first = false;
+        let key = self.string()?;
+        self.expect(b':')?;
+        Ok(Some(key))
+    }
+
+    pub fn begin_array(&mut self) -> FaultResult<()> {
+        self.expect(b'[')
+    }
+
+    /// Whether another item of the array being read follows (consuming its `,`), false at `]`.
+    #[inline]
+    pub fn next_item(&mut self, first: &mut bool) -> FaultResult<bool> {
+        match self.peek() {
+            Some(b']') => {
+                self.pos += 1;
+                return Ok(false);
+            }
+            Some(b',') if !*first => self.pos += 1,
+            _ if *first => {}
+            _ => return Err(self.fault("expected ',' or ']'")),
+        }
+        *first = false;
+        Ok(true)
+    }
+
+    /// Skips one value of any kind, iteratively.
+    pub fn skip_value(&mut self) -> FaultResult<()> {
+        let mut depth = 0usize;
+        loop {
+            match self.peek() {
+                None => return Err(self.fault("unexpected end of message")),
+                Some(b'{' | b'[') => {
+                    depth += 1;
+                    if depth > MAX_DEPTH {
+                        return Err(self.fault("nesting too deep"));
+                    }
+                    self.pos += 1;
+                    continue;
+                }
+                Some(b'}' | b']') if depth > 0 => {
+                    depth -= 1;
+                    self.pos += 1;
+                }
+                Some(b'"') => {
+                    self.string()?;
+                }
+                Some(b't' | b'f') => {
+                    self.bool()?;
+                }
+                Some(b'n') => {
+                    self.literal("null")?;
+                }
+                Some(b'-' | b'0'..=b'9') => {
+                    self.number_text()?;
+                }
+                Some(c) => return Err(self.fault(format!("unexpected '{}'", c as char))),
+            }
+            // Inside a container a value is followed by a separator: ',' between members, or ':'
+            // after a key (skipped here like any string). Brackets balance at the loop's top.
+            if depth == 0 {
+                return Ok(());
+            }
+            if matches!(self.peek(), Some(b',' | b':')) {
+                self.pos += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_borrow_or_unescape() {
+        let mut c = JsonCursor::new(br#""plain" "a\"b\u00e9\ud83d\ude00\n""#).unwrap();
+        assert!(matches!(c.string().unwrap(), Cow::Borrowed("plain")));
+        assert_eq!(c.string().unwrap(), "a\"bé😀\n");
+    }
+
+    #[test]
+    fn objects_and_skipping() {
+        let src = br#"{"a": [1, {"x": "}"}, null], "b" : true, "c": {"d": [[]]}, "e": 18446744073709551615}"#;
+        let mut c = JsonCursor::new(src).unwrap();
+        c.begin_object().unwrap();
+        let mut first = true;
+        let mut keys = vec![];
+        while let Some(k) = c.next_key(&mut first).unwrap() {
+            if k == "e" {
+                assert_eq!(c.u64().unwrap(), u64::MAX);
+            } else {
+                c.skip_value().unwrap();
+            }
+            keys.push(k.into_owned());
+        }
+        assert_eq!(keys, ["a", "b", "c", "e"]);
+        assert!(c.at_end());
+    }
+
+    #[test]
+    fn faults_have_offsets() {
+        let mut c = JsonCursor::new(br#"{"a": tru}"#).unwrap();
+        c.begin_object().unwrap();
+        c.next_key(&mut true).unwrap();
+        assert_eq!(c.skip_value().unwrap_err().offset, 6);
+        assert_eq!(JsonCursor::new(b"ab\xffc").err().unwrap().offset, 2);
+        let deep = "[".repeat(10_000);
+        assert!(JsonCursor::new(deep.as_bytes()).unwrap().skip_value().is_err());
+    }
+}

@@ -1,0 +1,31 @@
+//! `ticdc_rs`: TiCDC change streams to and from Apache Arrow.
+//!
+//! TiCDC writes a TiDB cluster's row changes, DDL and progress marks to Kafka in one of four
+//! protocols. This crate reads those Kafka messages — a `key`/`value` pair of Arrow binary
+//! columns, read in place — into Arrow record batches, in one of two layouts:
+//!
+//! * **envelope**: one fixed schema for every table (row images as `map<utf8, utf8>`), so a Spark
+//!   job can declare its output before seeing any data;
+//! * **typed**: one table's columns with real Arrow types (decimals, timestamps, bytes, ...).
+//!
+//! The pieces, in the order data flows through them:
+//! * [`codec`]: one codec per protocol, each reading a message into the shared [`event`] model;
+//! * [`arrow`]: the batch driver ([`arrow::BatchDecoder`]) with the error policy, and the layouts
+//!   that own the Arrow builders. No codec writes Arrow itself.
+//! * `python` (feature `python`): the thin PyO3 layer behind the `ticdc_rs` Python package.
+//!
+//! Every failure on input is a [`DecodeError`] naming the protocol, the message index in the
+//! batch and the byte offset in the message; no input makes the decoder panic.
+
+pub mod arrow;
+pub mod codec;
+pub mod error;
+pub mod event;
+pub mod json;
+pub mod mysql;
+#[cfg(feature = "python")]
+mod python;
+
+pub use crate::arrow::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError};
+pub use crate::codec::Protocol;
+pub use crate::error::DecodeError;

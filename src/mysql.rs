@@ -1,0 +1,571 @@
+//! MySQL column types as the four protocols name them, and MySQL's text forms of values.
+//!
+//! Open and Craft carry a numeric type code plus a flags word; Canal-JSON and Simple carry a type
+//! name (`int unsigned`, or in content-compatible mode the full `decimal(10,2)` description).
+//! Both land in [`MySqlType`] so that the Arrow layer decides types in one place. The value
+//! parsers here read the text TiCDC's mounter produces (`2020-01-01 12:00:00.123`, `-838:59:59`,
+//! `153.12`) without allocating.
+
+/// The MySQL base type of a column. TEXT and BLOB variants share a type; whether the column holds
+/// bytes is the separate `binary` property of [`ColumnType`](crate::event::ColumnType).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MySqlType {
+    TinyInt,
+    SmallInt,
+    MediumInt,
+    Int,
+    BigInt,
+    Float,
+    Double,
+    Decimal,
+    Date,
+    DateTime,
+    Timestamp,
+    Time,
+    Year,
+    Bit,
+    Json,
+    Enum,
+    Set,
+    Char,
+    VarChar,
+    TinyText,
+    Text,
+    MediumText,
+    LongText,
+    Vector,
+    Geometry,
+    Null,
+    Unknown,
+}
+
+impl MySqlType {
+    /// From TiDB's type code (`parser/mysql` constants), as Open and Craft carry it.
+    pub fn from_code(code: u64) -> MySqlType {
+        use MySqlType::*;
+        match code {
+            0 | 246 => Decimal,
+            1 => TinyInt,
+            2 => SmallInt,
+            3 => Int,
+            4 => Float,
+            5 => Double,
+            6 => Null,
+            7 => Timestamp,
+            8 => BigInt,
+            9 => MediumInt,
+            10 | 14 => Date,
+            11 => Time,
+            12 => DateTime,
+            13 => Year,
+            15 | 253 => VarChar,
+            16 => Bit,
+            225 => Vector,
+            245 => Json,
+            247 => Enum,
+            248 => Set,
+            249 => TinyText,
+            250 => MediumText,
+            251 => LongText,
+            252 => Text,
+            254 => Char,
+            255 => Geometry,
+            _ => Unknown,
+        }
+    }
+
+    /// TiDB's type code.
+    pub fn code(self) -> u8 {
+        use MySqlType::*;
+        match self {
+            TinyInt => 1,
+            SmallInt => 2,
+            Int => 3,
+            Float => 4,
+            Double => 5,
+            Null => 6,
+            Timestamp => 7,
+            BigInt => 8,
+            MediumInt => 9,
+            Date => 10,
+            Time => 11,
+            DateTime => 12,
+            Year => 13,
+            VarChar => 15,
+            Bit => 16,
+            Vector => 225,
+            Json => 245,
+            Decimal => 246,
+            Enum => 247,
+            Set => 248,
+            TinyText => 249,
+            MediumText => 250,
+            LongText => 251,
+            Text => 252,
+            Char => 254,
+            Geometry => 255,
+            Unknown => 0,
+        }
+    }
+
+    /// From a base type name (`varbinary`, `mediumblob`, `int`). Returns the type and whether the
+    /// name implies the binary charset.
+    pub fn from_name(name: &str) -> (MySqlType, bool) {
+        use MySqlType::*;
+        let lower;
+        let name = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            lower = name.to_ascii_lowercase();
+            lower.as_str()
+        } else {
+            name
+        };
+        match name {
+            "tinyint" | "bool" | "boolean" => (TinyInt, false),
+            "smallint" => (SmallInt, false),
+            "mediumint" => (MediumInt, false),
+            "int" | "integer" => (Int, false),
+            "bigint" => (BigInt, false),
+            "float" => (Float, false),
+            "double" | "real" => (Double, false),
+            "decimal" | "numeric" => (Decimal, false),
+            "date" => (Date, false),
+            "datetime" => (DateTime, false),
+            "timestamp" => (Timestamp, false),
+            "time" => (Time, false),
+            "year" => (Year, false),
+            "bit" => (Bit, false),
+            "json" => (Json, false),
+            "enum" => (Enum, false),
+            "set" => (Set, false),
+            "char" => (Char, false),
+            "varchar" | "var_string" => (VarChar, false),
+            "tinytext" => (TinyText, false),
+            "text" => (Text, false),
+            "mediumtext" => (MediumText, false),
+            "longtext" => (LongText, false),
+            "binary" => (Char, true),
+            "varbinary" => (VarChar, true),
+            "tinyblob" => (TinyText, true),
+            "blob" => (Text, true),
+            "mediumblob" => (MediumText, true),
+            "longblob" => (LongText, true),
+            "vector" => (Vector, false),
+            "geometry" => (Geometry, false),
+            "null" => (Null, false),
+            _ => (Unknown, false),
+        }
+    }
+
+    /// The name TiCDC gives the type (`types.TypeToStr`), with the binary-charset spelling.
+    pub fn name(self, binary: bool) -> &'static str {
+        use MySqlType::*;
+        match (self, binary) {
+            (TinyInt, _) => "tinyint",
+            (SmallInt, _) => "smallint",
+            (MediumInt, _) => "mediumint",
+            (Int, _) => "int",
+            (BigInt, _) => "bigint",
+            (Float, _) => "float",
+            (Double, _) => "double",
+            (Decimal, _) => "decimal",
+            (Date, _) => "date",
+            (DateTime, _) => "datetime",
+            (Timestamp, _) => "timestamp",
+            (Time, _) => "time",
+            (Year, _) => "year",
+            (Bit, _) => "bit",
+            (Json, _) => "json",
+            (Enum, _) => "enum",
+            (Set, _) => "set",
+            (Char, false) => "char",
+            (Char, true) => "binary",
+            (VarChar, false) => "varchar",
+            (VarChar, true) => "varbinary",
+            (TinyText, false) => "tinytext",
+            (TinyText, true) => "tinyblob",
+            (Text, false) => "text",
+            (Text, true) => "blob",
+            (MediumText, false) => "mediumtext",
+            (MediumText, true) => "mediumblob",
+            (LongText, false) => "longtext",
+            (LongText, true) => "longblob",
+            (Vector, _) => "vector",
+            (Geometry, _) => "geometry",
+            (Null, _) => "null",
+            (Unknown, _) => "unknown",
+        }
+    }
+
+    /// Types whose values are strings of bytes (text or binary by charset).
+    pub fn is_string(self) -> bool {
+        use MySqlType::*;
+        matches!(self, Char | VarChar | TinyText | Text | MediumText | LongText)
+    }
+
+    pub fn is_integer(self) -> bool {
+        use MySqlType::*;
+        matches!(self, TinyInt | SmallInt | MediumInt | Int | BigInt | Year)
+    }
+}
+
+/// A full type description as `SHOW CREATE TABLE` or content-compatible Canal-JSON writes it:
+/// `int(11) unsigned zerofill`, `decimal(10,2)`, `enum('a','b')`, `datetime(3)`, `varbinary(255)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeDescription {
+    pub base: MySqlType,
+    pub binary: bool,
+    pub unsigned: bool,
+    /// Display width, character length, BIT width, DECIMAL precision or time precision.
+    pub length: Option<u32>,
+    /// DECIMAL scale.
+    pub scale: Option<u32>,
+    /// ENUM/SET members, in order.
+    pub members: Vec<String>,
+}
+
+impl TypeDescription {
+    pub fn parse(text: &str) -> TypeDescription {
+        let text = text.trim();
+        let name_end = text.find(|c: char| c == '(' || c == ' ').unwrap_or(text.len());
+        let (base, binary) = MySqlType::from_name(&text[..name_end]);
+        let mut rest = &text[name_end..];
+        let mut length = None;
+        let mut scale = None;
+        let mut members = Vec::new();
+        if rest.starts_with('(') {
+            let close = find_args_end(rest).unwrap_or(rest.len());
+            let args = &rest[1..close.saturating_sub(1).max(1)];
+            if matches!(base, MySqlType::Enum | MySqlType::Set) {
+                members = parse_quoted_list(args);
+            } else {
+                let mut parts = args.split(',').map(|p| p.trim().parse::<u32>().ok());
+                length = parts.next().flatten();
+                scale = parts.next().flatten();
+            }
+            rest = &rest[close..];
+        }
+        let rest = rest.to_ascii_lowercase();
+        let unsigned = rest.contains("unsigned") || rest.contains("zerofill");
+        TypeDescription { base, binary, unsigned, length, scale, members }
+    }
+}
+
+/// Index just past the `)` closing the argument list that `s` starts with, minding quotes.
+fn find_args_end(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut in_quote = false;
+    let mut i = 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\'' if in_quote && bytes.get(i + 1) == Some(&b'\'') => i += 1,
+            b'\'' => in_quote = !in_quote,
+            b'\\' if in_quote => i += 1,
+            b')' if !in_quote => return Some(i + 1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `'a','b''c','d'` into `["a", "b'c", "d"]`.
+fn parse_quoted_list(args: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = args.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\'' {
+            continue;
+        }
+        let mut member = String::new();
+        while let Some(c) = chars.next() {
+            match c {
+                '\'' if chars.peek() == Some(&'\'') => {
+                    chars.next();
+                    member.push('\'');
+                }
+                '\'' => break,
+                '\\' => {
+                    if let Some(n) = chars.next() {
+                        member.push(n);
+                    }
+                }
+                c => member.push(c),
+            }
+        }
+        out.push(member);
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Value text parsers. Each returns None when the text is not of the expected form; callers turn
+// that into a Fault with the column name.
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+fn digits(b: &[u8]) -> Option<u32> {
+    if b.is_empty() || b.len() > 9 {
+        return None;
+    }
+    let mut v = 0u32;
+    for &c in b {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (c - b'0') as u32;
+    }
+    Some(v)
+}
+
+/// Fractional seconds `123` (from `.123`) as microseconds; digits past the sixth are cut, as MySQL
+/// never writes more than six.
+fn fraction_micros(b: &[u8]) -> Option<u32> {
+    if b.is_empty() || b.len() > 9 || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut v = 0u32;
+    for i in 0..6 {
+        v = v * 10 + b.get(i).map_or(0, |c| (c - b'0') as u32);
+    }
+    Some(v)
+}
+
+/// A calendar date. `Ok(None)` is MySQL's zero date (or a zero month/day), which has no Arrow form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CivilDate {
+    pub year: i64,
+    pub month: u32,
+    pub day: u32,
+}
+
+fn days_in_month(year: i64, month: u32) -> u32 {
+    match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        _ => 28,
+    }
+}
+
+/// `YYYY-MM-DD`. Outer None: not a date. Inner None: a zero date.
+pub fn parse_date(s: &[u8]) -> Option<Option<CivilDate>> {
+    if s.len() != 10 || s[4] != b'-' || s[7] != b'-' {
+        return None;
+    }
+    let year = digits(&s[0..4])? as i64;
+    let month = digits(&s[5..7])?;
+    let day = digits(&s[8..10])?;
+    if month == 0 || day == 0 {
+        return Some(None);
+    }
+    if month > 12 || day > days_in_month(year, month) {
+        return None;
+    }
+    Some(Some(CivilDate { year, month, day }))
+}
+
+/// `YYYY-MM-DD[ HH:MM:SS[.ffffff]]` as microseconds since the epoch, read as a wall-clock time.
+/// Outer None: malformed. Inner None: a zero date.
+pub fn parse_datetime_micros(s: &[u8]) -> Option<Option<i64>> {
+    if s.len() < 10 {
+        return None;
+    }
+    let Some(date) = parse_date(&s[..10])? else {
+        return Some(None);
+    };
+    let days = days_from_civil(date.year, date.month, date.day);
+    let mut micros = 0i64;
+    if s.len() > 10 {
+        let t = &s[10..];
+        if t.len() < 9 || (t[0] != b' ' && t[0] != b'T') || t[3] != b':' || t[6] != b':' {
+            return None;
+        }
+        let (h, m, sec) = (digits(&t[1..3])?, digits(&t[4..6])?, digits(&t[7..9])?);
+        if h > 23 || m > 59 || sec > 59 {
+            return None;
+        }
+        let frac = match &t[9..] {
+            [] => 0,
+            [b'.', f @ ..] => fraction_micros(f)?,
+            _ => return None,
+        };
+        micros = ((h as i64 * 60 + m as i64) * 60 + sec as i64) * 1_000_000 + frac as i64;
+    }
+    Some(Some(days * 86_400_000_000 + micros))
+}
+
+/// MySQL TIME `[-]HHH:MM:SS[.ffffff]` as signed microseconds.
+pub fn parse_time_micros(s: &[u8]) -> Option<i64> {
+    let (neg, s) = match s {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, s),
+    };
+    let colon = s.iter().position(|&c| c == b':')?;
+    if s.len() < colon + 6 || s[colon + 3] != b':' {
+        return None;
+    }
+    let h = digits(&s[..colon])? as i64;
+    let m = digits(&s[colon + 1..colon + 3])? as i64;
+    let sec = digits(&s[colon + 4..colon + 6])? as i64;
+    if m > 59 || sec > 59 {
+        return None;
+    }
+    let frac = match &s[colon + 6..] {
+        [] => 0,
+        [b'.', f @ ..] => fraction_micros(f)? as i64,
+        _ => return None,
+    };
+    let v = ((h * 60 + m) * 60 + sec) * 1_000_000 + frac;
+    Some(if neg { -v } else { v })
+}
+
+/// A decimal text (`-153.12`, `1e3` is not MySQL output and is refused) as an integer scaled to
+/// `scale` digits. None when malformed, when it has more fractional digits than `scale` that are
+/// not zeros (digits are never dropped), or when it overflows 38 digits.
+pub fn parse_decimal_i128(s: &[u8], scale: u32) -> Option<i128> {
+    let (neg, s) = match s {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, s),
+    };
+    let (int_part, frac_part) = match s.iter().position(|&c| c == b'.') {
+        Some(p) => (&s[..p], &s[p + 1..]),
+        None => (s, &s[..0]),
+    };
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
+    }
+    let mut v: i128 = 0;
+    let mut digits_seen = 0u32;
+    let mut push = |c: u8, v: &mut i128| -> Option<()> {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        if *v != 0 || c != b'0' {
+            digits_seen += 1;
+        }
+        if digits_seen > 38 {
+            return None;
+        }
+        *v = *v * 10 + (c - b'0') as i128;
+        Some(())
+    };
+    for &c in int_part {
+        push(c, &mut v)?;
+    }
+    for (i, &c) in frac_part.iter().enumerate() {
+        if i as u32 >= scale {
+            if c != b'0' {
+                return None;
+            }
+            if !c.is_ascii_digit() {
+                return None;
+            }
+        } else {
+            push(c, &mut v)?;
+        }
+    }
+    for _ in frac_part.len() as u32..scale {
+        push(b'0', &mut v)?;
+    }
+    Some(if neg { -v } else { v })
+}
+
+/// `[1,2.5,-3]` (TiDB's VECTOR text) into floats.
+pub fn parse_vector(s: &[u8], out: &mut Vec<f32>) -> Option<()> {
+    let s = std::str::from_utf8(s).ok()?.trim();
+    let inner = s.strip_prefix('[')?.strip_suffix(']')?;
+    if inner.trim().is_empty() {
+        return Some(());
+    }
+    for part in inner.split(',') {
+        out.push(part.trim().parse::<f32>().ok()?);
+    }
+    Some(())
+}
+
+/// The names of ENUM index `index` (1-based; 0 is MySQL's empty "error" value).
+pub fn enum_name(members: &[String], index: u64) -> Option<&str> {
+    if index == 0 {
+        return Some("");
+    }
+    members.get(index as usize - 1).map(String::as_str)
+}
+
+/// The comma-joined names of SET bitmask `mask`.
+pub fn set_names(members: &[String], mask: u64, out: &mut String) -> Option<()> {
+    if members.len() < 64 && mask >> members.len() != 0 {
+        return None;
+    }
+    for (i, m) in members.iter().enumerate().take(64) {
+        if mask & (1 << i) != 0 {
+            if !out.is_empty() {
+                out.push(',');
+            }
+            out.push_str(m);
+        }
+    }
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_descriptions() {
+        let t = TypeDescription::parse("decimal(10,2)");
+        assert_eq!((t.base, t.length, t.scale), (MySqlType::Decimal, Some(10), Some(2)));
+        let t = TypeDescription::parse("bigint(20) unsigned zerofill");
+        assert!(t.unsigned && t.base == MySqlType::BigInt);
+        let t = TypeDescription::parse("enum('a','b''c','d,e')");
+        assert_eq!(t.members, vec!["a", "b'c", "d,e"]);
+        let t = TypeDescription::parse("varbinary(255)");
+        assert!(t.binary && t.base == MySqlType::VarChar);
+        assert_eq!(TypeDescription::parse("tinyint unsigned").unsigned, true);
+    }
+
+    #[test]
+    fn dates_and_times() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11017);
+        assert_eq!(parse_date(b"0000-00-00"), Some(None));
+        assert_eq!(parse_date(b"2021-02-29"), None);
+        assert_eq!(
+            parse_datetime_micros(b"1970-01-02 00:00:01.5"),
+            Some(Some(86_401_500_000))
+        );
+        assert_eq!(parse_time_micros(b"-838:59:59"), Some(-(838 * 3600 + 59 * 60 + 59) * 1_000_000));
+        assert_eq!(parse_time_micros(b"12:00:00.000001"), Some(43_200_000_001));
+    }
+
+    #[test]
+    fn decimals() {
+        assert_eq!(parse_decimal_i128(b"153.12", 2), Some(15312));
+        assert_eq!(parse_decimal_i128(b"-1.5", 3), Some(-1500));
+        assert_eq!(parse_decimal_i128(b"1.25", 1), None);
+        assert_eq!(parse_decimal_i128(b"1.20", 1), Some(12));
+        assert_eq!(parse_decimal_i128(b"18446744073709551615", 0), Some(18446744073709551615));
+        assert_eq!(parse_decimal_i128(b"abc", 0), None);
+    }
+
+    #[test]
+    fn enum_and_set() {
+        let m = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+        assert_eq!(enum_name(&m, 2), Some("b"));
+        assert_eq!(enum_name(&m, 4), None);
+        let mut s = String::new();
+        set_names(&m, 5, &mut s).unwrap();
+        assert_eq!(s, "a,c");
+        assert!(set_names(&m, 8, &mut String::new()).is_none());
+    }
+}

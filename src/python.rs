@@ -1,0 +1,146 @@
+//! The private native module `ticdc_rs._ticdc_rs`: a few lines of glue per binding.
+//!
+//! Arrow crosses the boundary only through the Arrow PyCapsule interface (pyo3-arrow); batches
+//! are decoded with the GIL released. [`to_py_err`] is the one place a Rust error becomes a Python
+//! exception. The public API, its defaults and the Spark/Polars adapters live in Python.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyNotImplementedError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use pyo3_arrow::{PyField, PyRecordBatch, PySchema};
+
+use crate::arrow::{infer, LayoutOptions, TableName};
+use crate::{BatchDecoder, Compression, DecodeError as RustDecodeError, DecodeOptions, OnError, Protocol};
+
+create_exception!(_ticdc_rs, DecodeError, PyValueError, "A message could not be decoded.");
+
+fn to_py_err(py: Python<'_>, e: RustDecodeError) -> PyErr {
+    if e.reason.ends_with("is not supported yet") {
+        return PyNotImplementedError::new_err(e.reason);
+    }
+    let err = DecodeError::new_err(e.to_string());
+    let value = err.value(py);
+    // Setting plain attributes on a fresh exception cannot fail in practice; if it did, the
+    // exception would still carry the full message.
+    let _ = value.setattr("protocol", e.protocol);
+    let _ = value.setattr("message_index", e.message_index);
+    let _ = value.setattr("offset", e.offset);
+    let _ = value.setattr("reason", e.reason);
+    err
+}
+
+fn parse<T>(what: &str, value: &str, f: impl Fn(&str) -> Option<T>) -> PyResult<T> {
+    f(value).ok_or_else(|| PyValueError::new_err(format!("unknown {what} {value:?}")))
+}
+
+fn protocol(name: Option<&str>) -> PyResult<Option<Protocol>> {
+    name.filter(|n| *n != "auto").map(|n| parse("protocol", n, Protocol::from_name)).transpose()
+}
+
+fn table_name(table: &str) -> PyResult<TableName> {
+    TableName::parse(table).ok_or_else(|| PyValueError::new_err(format!("table must be \"db.table\", got {table:?}")))
+}
+
+#[pyclass(module = "ticdc_rs._ticdc_rs")]
+struct NativeDecoder {
+    inner: BatchDecoder,
+}
+
+#[pymethods]
+impl NativeDecoder {
+    #[new]
+    #[pyo3(signature = (protocol, layout, table, schema, on_error, compression, claim_check_dir,
+                        timezone, key_column, value_column, carry))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        protocol: Option<&str>,
+        layout: &str,
+        table: Option<&str>,
+        schema: Option<PySchema>,
+        on_error: &str,
+        compression: &str,
+        claim_check_dir: Option<PathBuf>,
+        timezone: &str,
+        key_column: &str,
+        value_column: &str,
+        carry: Vec<PyField>,
+    ) -> PyResult<Self> {
+        let layout = match (layout, table, schema) {
+            ("envelope", _, _) => LayoutOptions::Envelope,
+            ("typed", Some(table), Some(schema)) => {
+                LayoutOptions::Typed { table: table_name(table)?, columns: schema.into_inner().fields().clone() }
+            }
+            ("typed", _, _) => return Err(PyValueError::new_err("layout=\"typed\" needs table= and schema=")),
+            (other, _, _) => return Err(PyValueError::new_err(format!("unknown layout {other:?}"))),
+        };
+        let options = DecodeOptions {
+            protocol: crate::python::protocol(protocol)?,
+            layout,
+            on_error: parse("on_error", on_error, OnError::parse)?,
+            compression: parse("compression", compression, Compression::parse)?,
+            claim_check_dir,
+            timezone: timezone.to_string(),
+            key_column: key_column.to_string(),
+            value_column: value_column.to_string(),
+            carry: carry.into_iter().map(|f| f.into_inner()).collect(),
+        };
+        let inner = BatchDecoder::new(options).map_err(|e| to_py_err(py, e))?;
+        Ok(NativeDecoder { inner })
+    }
+
+    #[getter]
+    fn schema(&self) -> PySchema {
+        PySchema::new(self.inner.schema())
+    }
+
+    #[getter]
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        for (k, v) in self.inner.stats() {
+            dict.set_item(k, v)?;
+        }
+        Ok(dict)
+    }
+
+    fn decode(&mut self, py: Python<'_>, batch: PyRecordBatch) -> PyResult<PyRecordBatch> {
+        let batch = batch.into_inner();
+        let inner = &mut self.inner;
+        let out = py.detach(|| inner.decode(&batch)).map_err(|e| to_py_err(py, e))?;
+        Ok(PyRecordBatch::new(out))
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (batches, protocol, table, compression, key_column, value_column))]
+fn infer_schema(
+    py: Python<'_>,
+    batches: Vec<PyRecordBatch>,
+    protocol: Option<&str>,
+    table: &str,
+    compression: &str,
+    key_column: &str,
+    value_column: &str,
+) -> PyResult<PySchema> {
+    let batches: Vec<_> = batches.into_iter().map(PyRecordBatch::into_inner).collect();
+    let protocol = crate::python::protocol(protocol)?;
+    let table = table_name(table)?;
+    let compression = parse("compression", compression, Compression::parse)?;
+    let schema = py
+        .detach(|| infer::infer_schema(&batches, protocol, &table, compression, value_column, key_column))
+        .map_err(|e| to_py_err(py, e))?;
+    Ok(PySchema::new(Arc::new(schema)))
+}
+
+#[pymodule]
+fn _ticdc_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("DecodeError", m.py().get_type::<DecodeError>())?;
+    m.add_class::<NativeDecoder>()?;
+    m.add_function(wrap_pyfunction!(infer_schema, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
