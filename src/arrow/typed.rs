@@ -127,7 +127,7 @@ impl ColumnSpec {
             }
         }
         let members = field.metadata().get(MYSQL_TYPE_KEY).map(|t| TypeDescription::parse(t)).and_then(|d| {
-            matches!(d.base, MySqlType::Enum | MySqlType::Set).then_some((d.base, d.members))
+            (matches!(d.base, MySqlType::Enum | MySqlType::Set) && !d.members.is_empty()).then_some((d.base, d.members))
         });
         let field = Field::new(field.name(), data_type, true).with_metadata(field.metadata().clone());
         Ok(ColumnSpec { field: Arc::new(field), target, members })

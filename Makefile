@@ -1,0 +1,37 @@
+# `make demo` and `make test` work on a fresh machine: they make the virtualenv, install the
+# pinned Python dependencies and build the extension (release, once) before running.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+export MATURIN_NO_INSTALL_RUST := 1
+export CARGO_TARGET_DIR ?= $(CURDIR)/target
+
+.PHONY: demo test test-rust test-python develop bench clean
+
+$(VENV)/.installed: requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+develop: $(VENV)/.installed
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release --quiet
+
+demo: develop
+	$(PY) examples/demo.py
+
+test: test-rust test-python
+
+test-rust:
+	cargo test --release
+
+test-python: develop
+	$(PY) -m pytest -q
+
+bench: develop
+	cargo bench --bench decode
+	$(PY) benches/peers.py
+
+clean:
+	rm -rf $(VENV) target

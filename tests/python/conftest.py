@@ -1,0 +1,58 @@
+"""Shared fixtures: the golden vectors (from ../shared beside the checkout, else the project's
+own small fixtures) and one local Spark session per test run."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED_VECTORS = ROOT.parent / "shared" / "vectors"
+OWN_FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def vector_root() -> Path:
+    return SHARED_VECTORS if SHARED_VECTORS.is_dir() else OWN_FIXTURES
+
+
+def vector_files(protocol_dir: str) -> list[Path]:
+    root = vector_root()
+    return sorted((root / protocol_dir).glob("*.json"))
+
+
+def load_vector(path: Path) -> dict:
+    with open(path) as f:
+        return json.load(f)
+
+
+def pytest_report_header(config):
+    if SHARED_VECTORS.is_dir():
+        return f"golden vectors: {SHARED_VECTORS}"
+    return (
+        f"golden vectors: {SHARED_VECTORS} is ABSENT; running the project's own fixtures "
+        f"from {OWN_FIXTURES} instead"
+    )
+
+
+@pytest.fixture(scope="session")
+def spark():
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("ticdc_rs-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
