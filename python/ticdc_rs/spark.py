@@ -26,7 +26,7 @@ INFER_SAMPLE_ROWS = 10_000
 def _carry_fields(df: DataFrame, carry, key_column: str, value_column: str) -> list[pa.Field]:
     names = carry if carry is not None else [c for c in df.columns if c not in (key_column, value_column)]
     by_name = {f.name: f for f in df.schema.fields}
-    return [pa.field(n, to_arrow_type(by_name[n].dataType)) for n in names]
+    return [pa.field(n, to_arrow_type(by_name[n].dataType, timezone="UTC")) for n in names]
 
 
 def decode(
