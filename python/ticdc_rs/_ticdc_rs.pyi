@@ -1,0 +1,44 @@
+"""Type stubs for the private native module. Use the public `ticdc_rs` package instead."""
+
+from os import PathLike
+from typing import Any, Sequence
+
+__version__: str
+
+class DecodeError(ValueError):
+    protocol: str
+    message_index: int
+    offset: int
+    reason: str
+
+class NativeDecoder:
+    def __init__(
+        self,
+        protocol: str | None,
+        layout: str,
+        table: str | None,
+        schema: Any | None,
+        on_error: str,
+        compression: str,
+        claim_check_dir: str | PathLike[str] | None,
+        timezone: str,
+        key_column: str,
+        value_column: str,
+        carry: Sequence[Any],
+    ) -> None: ...
+    @property
+    def schema(self) -> Any:
+        """An object with `__arrow_c_schema__`."""
+    @property
+    def stats(self) -> dict[str, int]: ...
+    def decode(self, batch: Any) -> Any:
+        """A batch with `__arrow_c_array__` in; an object with `__arrow_c_array__` out."""
+
+def infer_schema(
+    batches: Sequence[Any],
+    protocol: str | None,
+    table: str,
+    compression: str,
+    key_column: str,
+    value_column: str,
+) -> Any: ...
