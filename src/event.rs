@@ -57,9 +57,44 @@ pub struct ColumnType<'a> {
     pub flags: Option<u64>,
 }
 
+/// TiCDC's column flag bits (`common.md` §3), as Open and Craft carry them.
+pub mod flag {
+    pub const BINARY: u64 = 0x01;
+    pub const HANDLE_KEY: u64 = 0x02;
+    pub const GENERATED: u64 = 0x04;
+    pub const PRIMARY_KEY: u64 = 0x08;
+    pub const UNIQUE_KEY: u64 = 0x10;
+    pub const MULTIPLE_KEY: u64 = 0x20;
+    pub const NULLABLE: u64 = 0x40;
+    pub const UNSIGNED: u64 = 0x80;
+}
+
 impl<'a> ColumnType<'a> {
     pub fn new(base: MySqlType) -> Self {
         ColumnType { base, unsigned: false, binary: false, text: None, flags: None }
+    }
+
+    /// The flags word as carried, or else the one TiCDC would give a column of this type:
+    /// BINARY for binary-charset columns (every non-string type, and binary strings), UNSIGNED,
+    /// NULLABLE unless the column is a key, and HANDLE_KEY|PRIMARY_KEY for key columns.
+    pub fn ticdc_flags(&self, is_key: bool) -> u64 {
+        if let Some(flags) = self.flags {
+            return flags;
+        }
+        let mut flags = 0;
+        let text_charset = self.base.is_string() || matches!(self.base, MySqlType::Enum | MySqlType::Set);
+        if self.binary || !text_charset {
+            flags |= flag::BINARY;
+        }
+        if self.unsigned || matches!(self.base, MySqlType::Year | MySqlType::Bit) {
+            flags |= flag::UNSIGNED;
+        }
+        if is_key {
+            flags |= flag::HANDLE_KEY | flag::PRIMARY_KEY;
+        } else {
+            flags |= flag::NULLABLE;
+        }
+        flags
     }
 }
 

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
-use arrow_array::builder::{ListBuilder, MapBuilder, MapFieldNames, StringBuilder};
+use arrow_array::builder::{Int64Builder, ListBuilder, MapBuilder, MapFieldNames, StringBuilder};
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, FieldRef, Fields};
 use base64::Engine;
@@ -14,10 +14,11 @@ use crate::error::FaultResult;
 use crate::event::{Column, ColumnType, MessageEvents, Value};
 
 fn map_type() -> DataType {
-    let entries = Fields::from(vec![
-        Field::new("key", DataType::Utf8, false),
-        Field::new("value", DataType::Utf8, true),
-    ]);
+    map_of(DataType::Utf8)
+}
+
+fn map_of(value: DataType) -> DataType {
+    let entries = Fields::from(vec![Field::new("key", DataType::Utf8, false), Field::new("value", value, true)]);
     DataType::Map(Arc::new(Field::new("entries", DataType::Struct(entries), false)), false)
 }
 
@@ -27,14 +28,20 @@ pub fn fields() -> Vec<FieldRef> {
         Arc::new(Field::new("_before", map_type(), true)),
         Arc::new(Field::new("_types", map_type(), true)),
         Arc::new(Field::new_list("_keys", Field::new("item", DataType::Utf8, true), true)),
+        // TiCDC's column flags word, for the protocols that carry it (open, craft).
+        Arc::new(Field::new("_flags", map_of(DataType::Int64), true)),
     ]
 }
 
 type TextMap = MapBuilder<StringBuilder, StringBuilder>;
+type FlagMap = MapBuilder<StringBuilder, Int64Builder>;
+
+fn map_names() -> Option<MapFieldNames> {
+    Some(MapFieldNames { entry: "entries".into(), key: "key".into(), value: "value".into() })
+}
 
 fn text_map() -> TextMap {
-    let names = MapFieldNames { entry: "entries".into(), key: "key".into(), value: "value".into() };
-    MapBuilder::new(Some(names), StringBuilder::new(), StringBuilder::new())
+    MapBuilder::new(map_names(), StringBuilder::new(), StringBuilder::new())
 }
 
 pub struct EnvelopeLayout {
@@ -42,6 +49,7 @@ pub struct EnvelopeLayout {
     before: TextMap,
     types: TextMap,
     keys: ListBuilder<StringBuilder>,
+    flags: FlagMap,
     text: String,
 }
 
@@ -52,6 +60,7 @@ impl Default for EnvelopeLayout {
             before: text_map(),
             types: text_map(),
             keys: ListBuilder::new(StringBuilder::new()),
+            flags: MapBuilder::new(map_names(), StringBuilder::new(), Int64Builder::new()),
             text: String::new(),
         }
     }
@@ -68,8 +77,8 @@ impl Layout for EnvelopeLayout {
             let before = events.before(event);
             self.append_image(event.after.is_some(), after, true);
             self.append_image(event.before.is_some(), before, false);
+            let described = if after.is_empty() { before } else { after };
             if event.kind.is_row() {
-                let described = if after.is_empty() { before } else { after };
                 for c in described {
                     self.types.keys().append_value(&c.name);
                     write_type(&mut self.text, &c.ty);
@@ -77,6 +86,14 @@ impl Layout for EnvelopeLayout {
                 }
             }
             self.types.append(event.kind.is_row()).expect("keys and values appended in pairs");
+            let has_flags = event.kind.is_row() && described.iter().any(|c| c.ty.flags.is_some());
+            if has_flags {
+                for c in described {
+                    self.flags.keys().append_value(&c.name);
+                    self.flags.values().append_option(c.ty.flags.map(|f| f as i64));
+                }
+            }
+            self.flags.append(has_flags).expect("keys and values appended in pairs");
             for k in events.keys(event) {
                 self.keys.values().append_value(k);
             }
@@ -90,6 +107,7 @@ impl Layout for EnvelopeLayout {
             m.append(false).expect("no entries");
         }
         self.keys.append(false);
+        self.flags.append(false).expect("no entries");
     }
 
     fn finish(&mut self) -> Vec<ArrayRef> {
@@ -98,6 +116,7 @@ impl Layout for EnvelopeLayout {
             Arc::new(self.before.finish()),
             Arc::new(self.types.finish()),
             Arc::new(self.keys.finish()),
+            Arc::new(self.flags.finish()),
         ]
     }
 }

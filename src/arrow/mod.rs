@@ -88,6 +88,21 @@ impl Compression {
         }
     }
 
+    /// Compresses as TiCDC does: the raw Snappy block format, or an LZ4 frame.
+    pub fn compress(self, data: &[u8]) -> FaultResult<Vec<u8>> {
+        match self {
+            Compression::None => Ok(data.to_vec()),
+            Compression::Snappy => {
+                snap::raw::Encoder::new().compress_vec(data).map_err(|e| Fault::new(0, format!("snappy: {e}")))
+            }
+            Compression::Lz4 => {
+                let mut encoder = lz4_flex::frame::FrameEncoder::new(Vec::new());
+                std::io::Write::write_all(&mut encoder, data).map_err(|e| Fault::new(0, format!("lz4: {e}")))?;
+                encoder.finish().map_err(|e| Fault::new(0, format!("lz4: {e}")))
+            }
+        }
+    }
+
     /// Undoes the compression, refusing output beyond [`MAX_MESSAGE_BYTES`].
     pub fn decompress(self, data: &[u8]) -> FaultResult<Vec<u8>> {
         match self {
