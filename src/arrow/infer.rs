@@ -132,7 +132,8 @@ pub fn infer_schema(
             };
             let Some(proto) = proto else { continue };
             if !codecs.iter().any(|(p, _)| *p == proto) {
-                let Some(codec) = proto.codec() else { continue };
+                let options = crate::codec::CodecOptions { compression, ..Default::default() };
+                let Some(codec) = proto.codec(&options) else { continue };
                 codecs.push((proto, codec));
             }
             let codec = &mut codecs.iter_mut().find(|(p, _)| *p == proto).expect("just added").1;

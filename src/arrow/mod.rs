@@ -20,7 +20,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array}
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 use base64::Engine;
 
-use crate::codec::{Codec, Protocol};
+use crate::codec::{Codec, CodecOptions, Protocol};
 use crate::error::{DecodeError, Fault, FaultResult, Result};
 use crate::event::MessageEvents;
 use crate::json::JsonCursor;
@@ -149,6 +149,16 @@ pub struct DecodeOptions {
     pub value_column: String,
     /// Input columns copied onto each event as `_<name>`, with their types.
     pub carry: Vec<FieldRef>,
+    /// simple: verify row checksums.
+    pub verify_checksum: bool,
+    /// simple: messages held while waiting for their table's schema.
+    pub max_pending: usize,
+}
+
+impl DecodeOptions {
+    pub fn codec_options(&self) -> CodecOptions {
+        CodecOptions { compression: self.compression, verify_checksum: self.verify_checksum, max_pending: self.max_pending }
+    }
 }
 
 impl Default for DecodeOptions {
@@ -163,6 +173,8 @@ impl Default for DecodeOptions {
             key_column: "key".into(),
             value_column: "value".into(),
             carry: Vec::new(),
+            verify_checksum: false,
+            max_pending: CodecOptions::default().max_pending,
         }
     }
 }
@@ -232,7 +244,7 @@ impl BatchDecoder {
     pub fn new(options: DecodeOptions) -> Result<BatchDecoder> {
         let name = options.protocol.map_or("auto", Protocol::name);
         if let Some(p) = options.protocol {
-            if p.codec().is_none() {
+            if p.codec(&options.codec_options()).is_none() {
                 return Err(DecodeError::usage(name, format!("protocol {name} is not supported yet")));
             }
         }
@@ -359,7 +371,7 @@ impl BatchDecoder {
         let at = match found {
             Some(at) => at,
             None => {
-                let codec = protocol.codec().ok_or_else(|| {
+                let codec = protocol.codec(&self.options.codec_options()).ok_or_else(|| {
                     (protocol.name(), Fault::new(0, format!("protocol {} is not supported yet", protocol.name())))
                 })?;
                 self.codecs.push(codec);

@@ -54,7 +54,7 @@ impl Protocol {
     }
 
     /// The codec for this protocol, or None while it is not implemented.
-    pub fn codec(self) -> Option<Box<dyn Codec>> {
+    pub fn codec(self, _options: &CodecOptions) -> Option<Box<dyn Codec>> {
         match self {
             Protocol::CanalJson => Some(Box::new(canal_json::CanalJsonCodec::default())),
             _ => None,
@@ -78,6 +78,24 @@ impl Protocol {
             Some(_) => Some(Protocol::SimpleAvro),
             None => None,
         }
+    }
+}
+
+/// What a decoding codec is told about the stream (the rest it reads from the messages).
+#[derive(Debug, Clone)]
+pub struct CodecOptions {
+    /// `large-message-handle-compression`: whole values are undone by the batch driver; `open`
+    /// compresses each event inside its framing and undoes it itself.
+    pub compression: Compression,
+    /// simple: check row checksums; a mismatch fails the message.
+    pub verify_checksum: bool,
+    /// simple: how many messages may wait for their table's schema before the oldest is failed.
+    pub max_pending: usize,
+}
+
+impl Default for CodecOptions {
+    fn default() -> Self {
+        CodecOptions { compression: Compression::None, verify_checksum: false, max_pending: 100_000 }
     }
 }
 
