@@ -23,6 +23,7 @@ pub mod error;
 pub mod event;
 pub mod json;
 pub mod mysql;
+pub mod table;
 #[cfg(feature = "python")]
 mod python;
 

@@ -111,6 +111,12 @@ pub trait Codec: Send + Sync {
         value: &'a [u8],
         out: &mut MessageEvents<'a>,
     ) -> FaultResult<()>;
+
+    /// The definition of a table this codec has learnt from the stream (Simple's BOOTSTRAP and
+    /// DDL messages), for schema inference.
+    fn table_definition(&self, _schema: &str, _table: &str) -> Option<crate::table::TableDefinition> {
+        None
+    }
 }
 
 /// One Kafka record as an encoder writes it. Only `open` sets a key.
