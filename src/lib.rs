@@ -27,6 +27,7 @@ pub mod table;
 #[cfg(feature = "python")]
 mod python;
 
+pub use crate::arrow::encode::BatchEncoder;
 pub use crate::arrow::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError};
-pub use crate::codec::Protocol;
+pub use crate::codec::{EncodeOptions, Protocol};
 pub use crate::error::DecodeError;

@@ -14,7 +14,7 @@ use pyo3::types::PyDict;
 use pyo3_arrow::{PyField, PyRecordBatch, PySchema};
 
 use crate::arrow::{infer, LayoutOptions, TableName};
-use crate::{BatchDecoder, Compression, DecodeError as RustDecodeError, DecodeOptions, OnError, Protocol};
+use crate::{BatchDecoder, BatchEncoder, Compression, EncodeOptions, DecodeError as RustDecodeError, DecodeOptions, OnError, Protocol};
 
 create_exception!(_ticdc_rs, DecodeError, PyValueError, "A message could not be decoded.");
 
@@ -54,7 +54,7 @@ struct NativeDecoder {
 impl NativeDecoder {
     #[new]
     #[pyo3(signature = (protocol, layout, table, schema, on_error, compression, claim_check_dir,
-                        timezone, key_column, value_column, carry))]
+                        timezone, key_column, value_column, carry, verify_checksum, max_pending))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -69,6 +69,8 @@ impl NativeDecoder {
         key_column: &str,
         value_column: &str,
         carry: Vec<PyField>,
+        verify_checksum: bool,
+        max_pending: usize,
     ) -> PyResult<Self> {
         let layout = match (layout, table, schema) {
             ("envelope", _, _) => LayoutOptions::Envelope,
@@ -88,6 +90,8 @@ impl NativeDecoder {
             key_column: key_column.to_string(),
             value_column: value_column.to_string(),
             carry: carry.into_iter().map(|f| f.into_inner()).collect(),
+            verify_checksum,
+            max_pending,
         };
         let inner = BatchDecoder::new(options).map_err(|e| to_py_err(py, e))?;
         Ok(NativeDecoder { inner })
@@ -111,6 +115,38 @@ impl NativeDecoder {
         let batch = batch.into_inner();
         let inner = &mut self.inner;
         let out = py.detach(|| inner.decode(&batch)).map_err(|e| to_py_err(py, e))?;
+        Ok(PyRecordBatch::new(out))
+    }
+}
+
+#[pyclass(module = "ticdc_rs._ticdc_rs")]
+struct NativeEncoder {
+    inner: BatchEncoder,
+}
+
+#[pymethods]
+impl NativeEncoder {
+    /// `options`: TiCDC sink option names with their values as text.
+    #[new]
+    fn new(py: Python<'_>, protocol: &str, options: Vec<(String, String)>) -> PyResult<Self> {
+        let protocol = parse("protocol", protocol, Protocol::from_name)?;
+        let mut parsed = EncodeOptions::default();
+        for (name, value) in &options {
+            parsed.set(name, value).map_err(PyValueError::new_err)?;
+        }
+        let inner = BatchEncoder::new(protocol, parsed).map_err(|e| to_py_err(py, e))?;
+        Ok(NativeEncoder { inner })
+    }
+
+    #[getter]
+    fn schema(&self) -> PySchema {
+        PySchema::new(self.inner.schema())
+    }
+
+    fn encode(&mut self, py: Python<'_>, batch: PyRecordBatch) -> PyResult<PyRecordBatch> {
+        let batch = batch.into_inner();
+        let inner = &mut self.inner;
+        let out = py.detach(|| inner.encode(&batch)).map_err(|e| to_py_err(py, e))?;
         Ok(PyRecordBatch::new(out))
     }
 }
@@ -140,6 +176,7 @@ fn infer_schema(
 fn _ticdc_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DecodeError", m.py().get_type::<DecodeError>())?;
     m.add_class::<NativeDecoder>()?;
+    m.add_class::<NativeEncoder>()?;
     m.add_function(wrap_pyfunction!(infer_schema, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

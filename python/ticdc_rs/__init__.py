@@ -15,7 +15,7 @@ from typing import Iterable, Iterator, Sequence
 import pyarrow as pa
 
 from ticdc_rs._schema import ArrowSchema, spark_ddl
-from ticdc_rs._ticdc_rs import DecodeError, NativeDecoder, __version__
+from ticdc_rs._ticdc_rs import DecodeError, NativeDecoder, NativeEncoder, __version__
 from ticdc_rs._ticdc_rs import infer_schema as _infer_schema
 
 __all__ = [
@@ -88,6 +88,8 @@ class Decoder:
         key_column: str = "key",
         value_column: str = "value",
         carry: Sequence[str | pa.Field] = (),
+        verify_checksum: bool = False,
+        max_pending: int = 100_000,
     ) -> None:
         if protocol != "auto" and protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {protocol!r}; expected one of {PROTOCOLS} or 'auto'")
@@ -103,6 +105,8 @@ class Decoder:
             key_column=key_column,
             value_column=value_column,
             carry=_carry_fields(carry),
+            verify_checksum=verify_checksum,
+            max_pending=max_pending,
         )
         self._native = NativeDecoder(**self._options)
         self.schema = ArrowSchema(pa.schema(self._native.schema))
@@ -174,8 +178,48 @@ def infer_schema(
     return pa.schema(native)
 
 
+def _option_text(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 class Encoder:
-    """Arrow rows to TiCDC Kafka messages (`key`, `value`)."""
+    """Arrow rows of events (either layout) to TiCDC Kafka messages: `key`, `value` binary.
+
+    Options are TiCDC's sink option names in snake case, with TiCDC's defaults:
+    `enable_tidb_extension`, `output_old_value`, `content_compatible`,
+    `only_output_updated_columns`, `delete_only_output_handle_key_columns`, `compression`,
+    `max_message_bytes`, `max_batch_size`, `large_message_handle_option`, `claim_check_dir`,
+    `claim_check_raw_value`, `enable_row_checksum`, `send_bootstrap`, `timezone`.
+    An instance is also a `mapInArrow` function (`df.mapInArrow(enc, enc.schema)`).
+    """
 
     def __init__(self, protocol: str, **options) -> None:
-        raise NotImplementedError(f"Encoder({protocol!r}) is not supported yet")
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {protocol!r}; expected one of {PROTOCOLS}")
+        self._protocol = protocol
+        self._options = options
+        self._native = NativeEncoder(protocol, [(k, _option_text(v)) for k, v in options.items()])
+        self.schema = ArrowSchema(pa.schema(self._native.schema))
+
+    def __getstate__(self):
+        return (self._protocol, self._options)
+
+    def __setstate__(self, state):
+        self.__init__(state[0], **state[1])
+
+    @property
+    def protocol(self) -> str:
+        return self._protocol
+
+    def encode(self, batch) -> pa.RecordBatch:
+        """One batch of events in (anything with `__arrow_c_array__`), one batch of records out."""
+        if isinstance(batch, pa.Table):
+            chunks = batch.combine_chunks().to_batches()
+            batch = chunks[0] if chunks else pa.RecordBatch.from_pylist([], schema=batch.schema)
+        return pa.record_batch(self._native.encode(batch))
+
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield self.encode(batch)

@@ -25,6 +25,8 @@ class NativeDecoder:
         key_column: str,
         value_column: str,
         carry: Sequence[Any],
+        verify_checksum: bool,
+        max_pending: int,
     ) -> None: ...
     @property
     def schema(self) -> Any:
@@ -33,6 +35,14 @@ class NativeDecoder:
     def stats(self) -> dict[str, int]: ...
     def decode(self, batch: Any) -> Any:
         """A batch with `__arrow_c_array__` in; an object with `__arrow_c_array__` out."""
+
+class NativeEncoder:
+    def __init__(self, protocol: str, options: Sequence[tuple[str, str]]) -> None: ...
+    @property
+    def schema(self) -> Any:
+        """`key` (binary, nullable) and `value` (binary)."""
+    def encode(self, batch: Any) -> Any:
+        """A batch of events (either layout) in; a batch of `key`/`value` records out."""
 
 def infer_schema(
     batches: Sequence[Any],

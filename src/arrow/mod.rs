@@ -6,9 +6,11 @@
 //! (envelope or typed) that owns the Arrow builders. Columns named in `carry` are copied from the
 //! input onto each event with one `take` at the end of the batch.
 
+pub mod encode;
 pub mod envelope;
 pub mod infer;
 pub mod meta;
+pub mod rows;
 pub mod typed;
 
 use std::io::Read;

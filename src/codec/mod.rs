@@ -199,10 +199,48 @@ impl Default for EncodeOptions {
     }
 }
 
+impl EncodeOptions {
+    /// Sets one option by TiCDC's sink option name in snake case (`output_old_value`) or its
+    /// own kebab-case spelling, from its text (`true`, `16`, `snappy`, `handle-key-only`).
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let flag = || match value {
+            "true" | "True" | "1" => Ok(true),
+            "false" | "False" | "0" => Ok(false),
+            _ => Err(format!("option {name}: expected true or false, got {value:?}")),
+        };
+        let size = || value.parse::<usize>().map_err(|_| format!("option {name}: expected a size, got {value:?}"));
+        match name.replace('-', "_").as_str() {
+            "enable_tidb_extension" => self.enable_tidb_extension = flag()?,
+            "output_old_value" => self.output_old_value = flag()?,
+            "content_compatible" => self.content_compatible = flag()?,
+            "only_output_updated_columns" => self.only_output_updated_columns = flag()?,
+            "delete_only_output_handle_key_columns" => self.delete_only_output_handle_key_columns = flag()?,
+            "compression" | "large_message_handle_compression" => {
+                self.compression = Compression::parse(value).ok_or_else(|| format!("unknown compression {value:?}"))?
+            }
+            "max_message_bytes" => self.max_message_bytes = size()?,
+            "max_batch_size" => self.max_batch_size = size()?.max(1),
+            "large_message_handle_option" | "large_message_handle" => {
+                self.large_message_handle = LargeMessageHandle::parse(value)
+                    .ok_or_else(|| format!("unknown large_message_handle_option {value:?}"))?
+            }
+            "claim_check_dir" | "claim_check_storage_uri" => {
+                self.claim_check_dir = Some(PathBuf::from(value.strip_prefix("file://").unwrap_or(value)))
+            }
+            "claim_check_raw_value" => self.claim_check_raw_value = flag()?,
+            "enable_row_checksum" => self.enable_row_checksum = flag()?,
+            "send_bootstrap" => self.send_bootstrap = flag()?,
+            "timezone" | "time_zone" => self.timezone = value.to_string(),
+            _ => return Err(format!("unknown encoder option {name:?}")),
+        }
+        Ok(())
+    }
+}
+
 /// A protocol's encoder: events in, Kafka records out. Batching protocols hold a partly filled
 /// message between calls; [`Encode::flush`] completes it. A fault's offset is meaningless here;
 /// the batch driver reports the row.
-pub trait Encode: Send {
+pub trait Encode: Send + Sync {
     fn protocol(&self) -> Protocol;
 
     /// Encodes `event`, whose row images and key names live in `events`, appending every record
