@@ -16,6 +16,12 @@ int8, text, bytes, json text) and `_before`, a struct with the old row of an UPD
   spark from_json   local[2], Parquet with a `value` binary column, from_json + casts
   spark+ticdc_rs    the same Spark job with df.mapInArrow(ticdc_rs.Decoder(...), dec.schema)
 
+With --protocols (default on), the same events are re-encoded by ticdc_rs's own encoders into
+Open Protocol, Craft, Simple JSON and Simple Avro messages, and each corpus is decoded to the
+same typed columns; the Open Protocol corpus is also decoded by a plain Python loop (struct
+framing + json.loads + pyarrow), what users write today since no JSON reader understands the
+framing.
+
 Both Spark jobs are forced to completion with the `noop` sink. Spark is optional (--no-spark).
 Every peer is checked against ticdc_rs: same row count, and the same values (in-memory peers:
 every column compared; Spark: a spot row plus column checksums).
@@ -254,6 +260,60 @@ def run_ticdc_threads(batches: list[pa.RecordBatch], threads: int) -> pa.Table:
 
     with ThreadPoolExecutor(threads) as pool:
         return pa.Table.from_batches([b for out in pool.map(work, parts) for b in out])
+
+
+def protocol_corpora(batches: list[pa.RecordBatch]) -> dict[str, list[pa.RecordBatch]]:
+    """The canal corpus re-encoded into each other protocol (via the envelope layout)."""
+    envelope = ticdc_rs.Decoder("canal-json")
+    decoded = [envelope.decode(b) for b in batches]
+    corpora = {}
+    for protocol, options in (("open", {}), ("craft", {}), ("simple-json", {}), ("simple-avro", {})):
+        try:
+            enc = ticdc_rs.Encoder(protocol, **options)
+        except NotImplementedError:
+            continue
+        corpora[protocol] = [enc.encode(b) for b in decoded]
+    return corpora
+
+
+def run_ticdc_protocol(protocol: str, batches: list[pa.RecordBatch], schema: pa.Schema) -> pa.Table:
+    dec = ticdc_rs.Decoder(protocol, layout="typed", table=TABLE, schema=schema)
+    return pa.Table.from_batches([dec.decode(b) for b in batches])
+
+
+def run_open_python(batches: list[pa.RecordBatch]) -> pa.Table:
+    """What users write for the Open Protocol today: framing by hand, json.loads per event."""
+    import base64 as b64
+    import struct
+
+    ops, ts, rows = [], [], []
+    for batch in batches:
+        for key, value in zip(batch.column("key").to_pylist(), batch.column("value").to_pylist()):
+            k, v = 8, 0
+            while k < len(key):
+                (klen,) = struct.unpack_from(">Q", key, k)
+                kj = json.loads(key[k + 8 : k + 8 + klen])
+                k += 8 + klen
+                (vlen,) = struct.unpack_from(">Q", value, v)
+                vj = json.loads(value[v + 8 : v + 8 + vlen]) if vlen else {}
+                v += 8 + vlen
+                if kj["t"] != 1:
+                    continue
+                image = vj.get("u") or vj.get("d")
+                op = "DELETE" if "d" in vj else ("UPDATE" if "p" in vj else "INSERT")
+                row = {}
+                for name, col in image.items():
+                    val = col["v"]
+                    if val is not None and col["t"] in (249, 250, 251, 252):
+                        val = b64.b64decode(val)
+                        if not col.get("f", 0) & 1:
+                            val = val.decode()
+                    row[name] = val
+                ops.append(op)
+                ts.append(kj["ts"])
+                rows.append(row)
+    out = pa.Table.from_pylist(rows)
+    return out.append_column("_op", pa.array(ops)).append_column("_commit_ts", pa.array(ts, pa.int64()))
 
 
 def _duck_row_struct() -> str:
@@ -587,6 +647,7 @@ def main() -> int:
     ap.add_argument("--no-spark", action="store_true", help="skip the Spark jobs")
     ap.add_argument("--only", help="comma-separated peers: ticdc_rs,duckdb,polars,orjson,spark")
     ap.add_argument("--json", help="also write the results to this JSON file")
+    ap.add_argument("--no-protocols", action="store_true", help="skip the open/craft/simple corpora")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else {"ticdc_rs", "duckdb", "polars", "orjson", "spark"}
     if args.no_spark:
@@ -698,6 +759,27 @@ def main() -> int:
                   f"checksums {'agree' if sums_ok else f'DIFFER {sums} vs {ref_sums}'}", flush=True)
         spark.stop()
 
+    protocol_results = []
+    if not args.no_protocols:
+        print("other protocols (the same events, re-encoded by ticdc_rs):", flush=True)
+        for protocol, corpus in protocol_corpora(batches).items():
+            size = sum(b.column("value").nbytes + b.column("key").nbytes for b in corpus)
+            schema = ticdc_rs.infer_schema(corpus[:1], protocol, TABLE)
+            times, got = time_runs(lambda: run_ticdc_protocol(protocol, corpus, schema), args.reps, args.warmup)
+            med = statistics.median(times)
+            protocol_results.append({"protocol": protocol, "decoder": "ticdc_rs typed", "bytes": size,
+                                     "median_s": med, "mb_per_s": mb(size) / med, "rows": got.num_rows})
+            print(f"  {protocol:<12} ticdc_rs typed      {mb(size):8.1f} MB  median {med:7.3f} s  "
+                  f"{mb(size) / med:8.1f} MB/s  rows {got.num_rows}", flush=True)
+            if protocol == "open":
+                times, py = time_runs(lambda: run_open_python(corpus), max(1, args.reps // 2), 0)
+                pmed = statistics.median(times)
+                protocol_results.append({"protocol": protocol, "decoder": "python loop", "bytes": size,
+                                         "median_s": pmed, "mb_per_s": mb(size) / pmed, "rows": py.num_rows})
+                print(f"  {protocol:<12} python loop         {mb(size):8.1f} MB  median {pmed:7.3f} s  "
+                      f"{mb(size) / pmed:8.1f} MB/s  rows {py.num_rows} ({pmed / med:.1f}x ticdc_rs time)",
+                      flush=True)
+
     # Table
     base = results[0]["median_s"]
     spark_base = next((r["median_s"] for r in results if r["peer"] == "spark mapInArrow(ticdc_rs)"), None)
@@ -733,6 +815,7 @@ def main() -> int:
                 "messages": n, "bytes": nbytes, "seed": args.seed, "reps": args.reps,
                 "spark_reps": args.spark_reps, "cpu_count": os.cpu_count(), "python": platform.python_version(),
                 "versions": versions, "results": results, "checks": checks,
+                "protocols": protocol_results,
             }, f, indent=1, default=str)
         print(f"wrote {args.json}")
     return 1 if failed else 0
