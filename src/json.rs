@@ -21,11 +21,16 @@ pub struct JsonCursor<'a> {
 }
 
 impl<'a> JsonCursor<'a> {
-    /// Validates `bytes` as UTF-8 and puts the cursor at its start.
+    /// Validates `bytes` as UTF-8 and puts the cursor at its start. The SIMD validator runs
+    /// first (it is several times faster on mostly-ASCII JSON); the standard library's only
+    /// to locate the offending byte.
     pub fn new(bytes: &'a [u8]) -> FaultResult<Self> {
-        match std::str::from_utf8(bytes) {
+        match simdutf8::basic::from_utf8(bytes) {
             Ok(src) => Ok(JsonCursor { src, pos: 0 }),
-            Err(e) => Err(Fault::new(e.valid_up_to(), "invalid UTF-8")),
+            Err(_) => {
+                let at = std::str::from_utf8(bytes).err().map_or(0, |e| e.valid_up_to());
+                Err(Fault::new(at, "invalid UTF-8"))
+            }
         }
     }
 
