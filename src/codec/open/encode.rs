@@ -94,7 +94,8 @@ impl OpenEncoder {
     }
 
     /// Renders the event's key and value items. `handle_key_only`: the large-message form (key
-    /// `"ohk":true` unless a claim-check location is given, handle-key columns only).
+    /// `"ohk":true` unless a claim-check location is given, handle-key columns only). Events
+    /// decoded from such messages keep their `ohk`/`ccl` markers.
     fn render_row(
         &mut self,
         events: &MessageEvents<'_>,
@@ -104,6 +105,8 @@ impl OpenEncoder {
     ) -> FaultResult<()> {
         let keys = events.keys(event);
         let main = if event.kind == EventKind::Delete { events.before(event) } else { events.after(event) };
+        // An event that was decoded as partial keeps its markers.
+        let claim_check = claim_check.or(event.claim_check.as_deref());
         let key = KeyFields {
             ts: event.commit_ts,
             schema: event.schema.as_deref(),
@@ -111,7 +114,7 @@ impl OpenEncoder {
             row_id: row_id(main, keys),
             partition: event.partition_id,
             kind: TYPE_ROW,
-            handle_key_only: handle_key_only && claim_check.is_none(),
+            handle_key_only: (handle_key_only || event.handle_key_only) && claim_check.is_none(),
             claim_check,
         };
         self.item_key.clear();
