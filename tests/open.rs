@@ -725,11 +725,12 @@ fn envelope_layout_of_vectors() {
 }
 
 #[test]
+#[allow(clippy::approx_constant)] // the vector's FLOAT value is 3.14
 fn typed_layout_of_vectors() {
     let Some(v) = vector("dml_large_insert") else { return };
     let batch = vector_batch(&v);
     let table = TableName::parse("test.t").unwrap();
-    let schema = infer_schema(&[batch.clone()], Some(Protocol::Open), &table, Compression::None, "value", "key").unwrap();
+    let schema = infer_schema(std::slice::from_ref(&batch), Some(Protocol::Open), &table, Compression::None, "value", "key").unwrap();
     let layout = LayoutOptions::Typed { table, columns: schema.fields().clone() };
     let out = batch_decoder(layout, Compression::None, None).decode(&batch).unwrap();
     assert_eq!(out.num_rows(), 1);

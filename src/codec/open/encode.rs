@@ -293,7 +293,7 @@ impl KeyFields<'_> {
 }
 
 fn is_key(column: &Column<'_>, keys: &[Text<'_>]) -> bool {
-    keys.iter().any(|k| *k == column.name)
+    keys.contains(&column.name)
 }
 
 fn column_flags(column: &Column<'_>, keys: &[Text<'_>]) -> u64 {

@@ -311,7 +311,8 @@ mod tests {
         assert_eq!(f64s(1e20), "100000000000000000000");
         assert_eq!(f64s(0.000001), "0.000001");
         assert_eq!(f64s(-0.0), "-0");
-        assert_eq!(f32s(3.14), "3.14");
+        assert_eq!(f32s(1.23), "1.23");
+        assert_eq!(f32s(0.1), "0.1");
         assert_eq!(f32s(2.0), "2");
         assert_eq!(f32s(1e-7), "1e-7");
         assert_eq!(f32s(f32::MAX), "3.4028235e+38");
