@@ -7,6 +7,7 @@
 
 pub mod canal_json;
 pub mod large;
+pub mod open;
 
 use std::path::PathBuf;
 
@@ -49,14 +50,18 @@ impl Protocol {
     }
 
     /// The encoder for this protocol, or None while it is not implemented.
-    pub fn encoder(self, _options: &EncodeOptions) -> Option<Box<dyn Encode>> {
-        None
+    pub fn encoder(self, options: &EncodeOptions) -> Option<Box<dyn Encode>> {
+        match self {
+            Protocol::Open => Some(Box::new(open::OpenEncoder::new(options.clone()))),
+            _ => None,
+        }
     }
 
     /// The codec for this protocol, or None while it is not implemented.
     pub fn codec(self, _options: &CodecOptions) -> Option<Box<dyn Codec>> {
         match self {
             Protocol::CanalJson => Some(Box::new(canal_json::CanalJsonCodec::default())),
+            Protocol::Open => Some(Box::new(open::OpenCodec::new(_options.compression))),
             _ => None,
         }
     }

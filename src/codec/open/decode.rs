@@ -1,0 +1,477 @@
+//! Reading open-protocol messages into [`MessageEvents`].
+//!
+//! Key items are small JSON objects read in place. Value items are read with the [`JsonCursor`];
+//! uncompressed ones lend their strings to the events. A compressed item is inflated into a
+//! buffer local to the call, so its columns are copied out once read. Every fault carries the
+//! byte offset in the value, or in the key for key-side faults (the reason says so).
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use base64::Engine;
+
+use super::{gotext, read_u64, BATCH_VERSION, TYPE_DDL, TYPE_RESOLVED, TYPE_ROW};
+use crate::arrow::Compression;
+use crate::codec::{Codec, Protocol};
+use crate::error::{Fault, FaultResult};
+use crate::event::{flag, Column, ColumnType, Event, EventKind, MessageEvents, Text, Value};
+use crate::json::JsonCursor;
+use crate::mysql::MySqlType;
+
+/// Go's `base64.StdEncoding`: padded, and lenient about the unused bits of the last symbol.
+const GO_BASE64: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_decode_allow_trailing_bits(true)
+        .with_decode_padding_mode(DecodePaddingMode::RequireCanonical),
+);
+
+pub struct OpenCodec {
+    compression: Compression,
+}
+
+impl OpenCodec {
+    pub fn new(compression: Compression) -> Self {
+        OpenCodec { compression }
+    }
+}
+
+impl Codec for OpenCodec {
+    fn protocol(&self) -> Protocol {
+        Protocol::Open
+    }
+
+    fn decode<'a>(
+        &mut self,
+        key: Option<&'a [u8]>,
+        value: &'a [u8],
+        out: &mut MessageEvents<'a>,
+    ) -> FaultResult<()> {
+        let key = key.ok_or_else(|| Fault::new(0, "open protocol message without a key"))?;
+        let version = read_u64(key, 0)
+            .ok_or_else(|| Fault::new(0, "key shorter than its 8-byte version header (in the key)"))?;
+        if version != BATCH_VERSION {
+            return Err(Fault::new(0, format!("unexpected key format version {version} (in the key)")));
+        }
+        let mut keys = Items { buf: key, pos: 8, side: "key" };
+        let mut values = Items { buf: value, pos: 0, side: "value" };
+        while let Some(key_item) = keys.next()? {
+            let value_item = values.next()?.ok_or_else(|| {
+                Fault::new(value.len(), format!("the value has fewer items than the key (key item at byte {})", key_item.0))
+            })?;
+            self.decode_event(key_item, value_item, out)?;
+        }
+        if values.pos < value.len() {
+            return Err(Fault::new(values.pos, "the value has more items than the key"));
+        }
+        Ok(())
+    }
+}
+
+/// The length-prefixed items of one frame.
+struct Items<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    side: &'static str,
+}
+
+impl<'a> Items<'a> {
+    /// The next item and the offset where its bytes start, or None at the end of the frame.
+    fn next(&mut self) -> FaultResult<Option<(usize, &'a [u8])>> {
+        if self.pos == self.buf.len() {
+            return Ok(None);
+        }
+        let at = self.pos;
+        let len = read_u64(self.buf, at)
+            .ok_or_else(|| Fault::new(at, format!("truncated item length (in the {})", self.side)))?;
+        let start = at + 8;
+        let left = self.buf.len() - start;
+        if len > left as u64 {
+            return Err(Fault::new(
+                at,
+                format!("item length {len} runs past the end of the {} ({left} bytes left)", self.side),
+            ));
+        }
+        self.pos = start + len as usize;
+        Ok(Some((start, &self.buf[start..self.pos])))
+    }
+}
+
+/// The fields of one key item.
+#[derive(Default)]
+struct KeyItem<'a> {
+    ts: u64,
+    schema: Option<Text<'a>>,
+    table: Option<Text<'a>>,
+    partition: Option<i64>,
+    kind: Option<u64>,
+    handle_key_only: bool,
+    claim_check: Option<Text<'a>>,
+}
+
+fn read_key(json: &[u8]) -> FaultResult<KeyItem<'_>> {
+    let mut cur = JsonCursor::new(json)?;
+    let mut k = KeyItem::default();
+    cur.begin_object()?;
+    let mut first = true;
+    while let Some(name) = cur.next_key(&mut first)? {
+        match name.as_ref() {
+            "ts" => k.ts = cur.u64()?,
+            "scm" => k.schema = nonempty(nullable_string(&mut cur)?),
+            "tbl" => k.table = nonempty(nullable_string(&mut cur)?),
+            "ptn" => k.partition = if cur.null()? { None } else { Some(cur.i64()?) },
+            "t" => k.kind = Some(cur.u64()?),
+            "ohk" => k.handle_key_only = !cur.null()? && cur.bool()?,
+            "ccl" => k.claim_check = nonempty(nullable_string(&mut cur)?),
+            _ => cur.skip_value()?, // rid: deprecated, ignored by TiCDC's decoders too
+        }
+    }
+    if !cur.at_end() {
+        return Err(cur.fault("trailing bytes after the key object"));
+    }
+    Ok(k)
+}
+
+fn nullable_string<'a>(cur: &mut JsonCursor<'a>) -> FaultResult<Option<Text<'a>>> {
+    if cur.null()? {
+        return Ok(None);
+    }
+    cur.string().map(Some)
+}
+
+fn nonempty(s: Option<Text<'_>>) -> Option<Text<'_>> {
+    s.filter(|s| !s.is_empty())
+}
+
+/// Moves a fault found inside an item to message coordinates.
+fn at_base(base: usize, side: &'static str) -> impl Fn(Fault) -> Fault {
+    move |f| Fault::new(base + f.offset, format!("{} (in the {side})", f.reason))
+}
+
+/// The u/p/d images of one row item, as ranges into the column vector they were read into.
+#[derive(Default)]
+struct RowImages {
+    update: Option<Range<usize>>,
+    pre: Option<Range<usize>>,
+    delete: Option<Range<usize>>,
+}
+
+impl OpenCodec {
+    fn decode_event<'a>(
+        &self,
+        (key_at, key_json): (usize, &'a [u8]),
+        (value_at, item): (usize, &'a [u8]),
+        out: &mut MessageEvents<'a>,
+    ) -> FaultResult<()> {
+        let key = read_key(key_json).map_err(at_base(key_at, "key"))?;
+        let kind = key.kind.ok_or_else(|| Fault::new(key_at, "key item without a message type \"t\" (in the key)"))?;
+        match kind {
+            TYPE_RESOLVED => {
+                out.events.push(Event::new(EventKind::Watermark, key.ts));
+                Ok(())
+            }
+            TYPE_DDL => {
+                let (query, ddl_type) = match self.compression {
+                    Compression::None => read_ddl(item).map_err(at_base(value_at, "value"))?,
+                    compression => {
+                        let plain = inflate(compression, item, value_at)?;
+                        let (q, t) = read_ddl(&plain).map_err(inflated_fault(value_at))?;
+                        (Cow::Owned(q.into_owned()), Cow::Owned(t.into_owned()))
+                    }
+                };
+                let mut ev = Event::new(EventKind::Ddl, key.ts);
+                ev.schema = key.schema;
+                ev.table = key.table;
+                ev.ddl = Some(query);
+                ev.ddl_type = Some(ddl_type);
+                out.events.push(ev);
+                Ok(())
+            }
+            TYPE_ROW => {
+                let images = match self.compression {
+                    Compression::None => {
+                        read_row(item, value_at, &mut out.columns).map_err(at_base(value_at, "value"))?
+                    }
+                    compression => {
+                        let plain = inflate(compression, item, value_at)?;
+                        let mut local = Vec::new();
+                        let images = read_row(&plain, value_at, &mut local).map_err(inflated_fault(value_at))?;
+                        let shift = out.columns.len();
+                        out.columns.extend(local.into_iter().map(|c| owned_column(c, value_at)));
+                        let moved = |r: Option<Range<usize>>| r.map(|r| r.start + shift..r.end + shift);
+                        RowImages { update: moved(images.update), pre: moved(images.pre), delete: moved(images.delete) }
+                    }
+                };
+                push_row(out, key, images, value_at)
+            }
+            other => Err(Fault::new(key_at, format!("unknown message type {other} (in the key)"))),
+        }
+    }
+}
+
+fn inflate(compression: Compression, item: &[u8], at: usize) -> FaultResult<Vec<u8>> {
+    compression
+        .decompress(item)
+        .map_err(|f| Fault::new(at, format!("decompress data failed: {}", f.reason)))
+}
+
+fn inflated_fault(at: usize) -> impl Fn(Fault) -> Fault {
+    move |f| Fault::new(at, format!("{} (at byte {} of the decompressed value item)", f.reason, f.offset))
+}
+
+/// `{"q": query, "t": action type}`; the action type is kept as its digits.
+fn read_ddl(item: &[u8]) -> FaultResult<(Text<'_>, Text<'_>)> {
+    let mut cur = JsonCursor::new(item)?;
+    let (mut query, mut action) = (None, None);
+    cur.begin_object()?;
+    let mut first = true;
+    while let Some(name) = cur.next_key(&mut first)? {
+        match name.as_ref() {
+            "q" => query = nullable_string(&mut cur)?,
+            "t" => {
+                let at = cur.offset();
+                let digits = cur.number_text()?;
+                if digits.parse::<i64>().is_err() {
+                    return Err(Fault::new(at, format!("DDL type {digits} is not an integer")));
+                }
+                action = Some(Cow::Borrowed(digits));
+            }
+            _ => cur.skip_value()?,
+        }
+    }
+    if !cur.at_end() {
+        return Err(cur.fault("trailing bytes after the DDL object"));
+    }
+    Ok((query.unwrap_or_default(), action.unwrap_or(Cow::Borrowed("0"))))
+}
+
+/// `{"u": {...}, "p": {...}, "d": {...}}`, each map optional. Column `at` offsets are `base` +
+/// the position in `item`.
+fn read_row<'b>(item: &'b [u8], base: usize, columns: &mut Vec<Column<'b>>) -> FaultResult<RowImages> {
+    let mut cur = JsonCursor::new(item)?;
+    let mut images = RowImages::default();
+    cur.begin_object()?;
+    let mut first = true;
+    while let Some(name) = cur.next_key(&mut first)? {
+        let image = match name.as_ref() {
+            "u" => &mut images.update,
+            "p" => &mut images.pre,
+            "d" => &mut images.delete,
+            _ => {
+                cur.skip_value()?;
+                continue;
+            }
+        };
+        if cur.null()? {
+            continue;
+        }
+        let start = columns.len();
+        cur.begin_object()?;
+        let mut first_column = true;
+        while let Some(column) = cur.next_key(&mut first_column)? {
+            columns.push(read_column(&mut cur, column, base)?);
+        }
+        *image = Some(start..columns.len());
+    }
+    if !cur.at_end() {
+        return Err(cur.fault("trailing bytes after the row object"));
+    }
+    Ok(images)
+}
+
+/// `{"t": type, "h": bool, "f": flags, "v": value}`, in any order (tiflow writes t, h, f, v).
+fn read_column<'b>(cur: &mut JsonCursor<'b>, name: Text<'b>, base: usize) -> FaultResult<Column<'b>> {
+    let object_at = cur.offset();
+    cur.begin_object()?;
+    let mut code = None;
+    let mut flags = 0;
+    let mut value = None;
+    let mut value_at = 0;
+    // Whether the value must be (re)read because its type or flags came after it.
+    let mut stale = false;
+    let mut first = true;
+    while let Some(field) = cur.next_key(&mut first)? {
+        match field.as_ref() {
+            "t" => {
+                code = Some(cur.u64()?);
+                stale = value.is_some() || stale;
+            }
+            "f" => {
+                flags = if cur.null()? { 0 } else { cur.u64()? };
+                stale = value.is_some() || stale;
+            }
+            "v" => {
+                value_at = cur.offset();
+                match code {
+                    Some(code) => value = Some(read_value(cur, code, flags)?),
+                    None => {
+                        cur.skip_value()?;
+                        stale = true;
+                    }
+                }
+            }
+            _ => cur.skip_value()?, // "h": informational, the flags say the same
+        }
+    }
+    let code = code.ok_or_else(|| Fault::new(object_at, format!("column {name} has no type \"t\"")))?;
+    let value = if stale {
+        let end = cur.offset();
+        cur.seek(value_at);
+        let v = read_value(cur, code, flags)?;
+        cur.seek(end);
+        v
+    } else {
+        value.unwrap_or(Value::Null)
+    };
+    let base_type = MySqlType::from_code(code);
+    let ty = ColumnType {
+        base: base_type,
+        unsigned: flags & flag::UNSIGNED != 0,
+        binary: flags & flag::BINARY != 0 && base_type.is_string(),
+        text: None,
+        flags: Some(flags),
+    };
+    Ok(Column { name, ty, value, at: base + value_at })
+}
+
+/// One `v`, typed by its column's code and flags.
+fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResult<Value<'b>> {
+    use MySqlType::*;
+    let at = cur.offset();
+    let ty = MySqlType::from_code(code);
+    let binary = flags & flag::BINARY != 0;
+    match cur.peek() {
+        Some(b'n') => {
+            cur.null()?;
+            Ok(Value::Null)
+        }
+        Some(b'"') => {
+            let text = cur.string()?;
+            match ty {
+                Char | VarChar if binary => gotext::go_unquote(&text)
+                    .map(|bytes| Value::Bytes(own_bytes(&text, bytes)))
+                    .map_err(|(i, why)| Fault::new(at + 1 + i, why)),
+                TinyText | Text | MediumText | LongText => {
+                    let bytes = GO_BASE64
+                        .decode(text.as_bytes())
+                        .map_err(|e| Fault::new(at, format!("blob/text value is not base64: {e}")))?;
+                    if binary {
+                        Ok(Value::Bytes(Cow::Owned(bytes)))
+                    } else {
+                        String::from_utf8(bytes)
+                            .map(|s| Value::Text(Cow::Owned(s)))
+                            .map_err(|_| Fault::new(at, "text column value is not UTF-8 once base64-decoded"))
+                    }
+                }
+                // Legacy producers also put strings in numeric columns; Go passes them through.
+                _ => Ok(Value::Text(text)),
+            }
+        }
+        Some(b'-' | b'0'..=b'9') => {
+            let text = cur.number_text()?;
+            let bad = |what: &str| Fault::new(at, format!("{text} is not {what}"));
+            match ty {
+                TinyInt | SmallInt | MediumInt | Int | BigInt | Year => {
+                    if flags & flag::UNSIGNED != 0 {
+                        text.parse().map(Value::UInt).map_err(|_| bad("an unsigned 64-bit integer"))
+                    } else {
+                        text.parse().map(Value::Int).map_err(|_| bad("a signed 64-bit integer"))
+                    }
+                }
+                // Go reads BIT with Int64 and reinterprets it; ENUM/SET are small indexes.
+                Bit | Enum | Set => text
+                    .parse::<u64>()
+                    .or_else(|_| text.parse::<i64>().map(|v| v as u64))
+                    .map(Value::UInt)
+                    .map_err(|_| bad("a 64-bit integer")),
+                Float => text.parse::<f64>().map(|v| Value::Float32(v as f32)).map_err(|_| bad("a number")),
+                Double => text.parse::<f64>().map(Value::Float64).map_err(|_| bad("a number")),
+                _ => Ok(Value::Text(Cow::Borrowed(text))),
+            }
+        }
+        Some(_) => Err(cur.fault("column value must be a string, a number or null")),
+        None => Err(cur.fault("unexpected end of the value item")),
+    }
+}
+
+/// Bytes unquoted from `text`: borrowed from the message when `text` was.
+fn own_bytes<'b>(text: &Text<'b>, bytes: Cow<'_, [u8]>) -> Cow<'b, [u8]> {
+    match (text, bytes) {
+        (Cow::Borrowed(s), Cow::Borrowed(_)) => Cow::Borrowed(s.as_bytes()),
+        (_, bytes) => Cow::Owned(bytes.into_owned()),
+    }
+}
+
+fn owned_column(c: Column<'_>, at: usize) -> Column<'static> {
+    let value = match c.value {
+        Value::Text(t) => Value::Text(Cow::Owned(t.into_owned())),
+        Value::Bytes(b) => Value::Bytes(Cow::Owned(b.into_owned())),
+        Value::Null => Value::Null,
+        Value::Int(v) => Value::Int(v),
+        Value::UInt(v) => Value::UInt(v),
+        Value::Float32(v) => Value::Float32(v),
+        Value::Float64(v) => Value::Float64(v),
+    };
+    let ty = ColumnType { base: c.ty.base, unsigned: c.ty.unsigned, binary: c.ty.binary, text: None, flags: c.ty.flags };
+    Column { name: Cow::Owned(c.name.into_owned()), ty, value, at }
+}
+
+/// Turns the images of a row item into its event: `d` → DELETE, `u` with `p` → UPDATE, `u`
+/// alone → INSERT (which is also how an UPDATE written without its old value reads).
+fn push_row<'a>(out: &mut MessageEvents<'a>, key: KeyItem<'a>, images: RowImages, at: usize) -> FaultResult<()> {
+    let nonempty = |r: &Option<Range<usize>>| r.as_ref().is_some_and(|r| !r.is_empty());
+    let (kind, after, before) = if nonempty(&images.delete) {
+        (EventKind::Delete, None, images.delete)
+    } else if let Some(update) = images.update {
+        match images.pre.filter(|p| !p.is_empty()) {
+            Some(pre) => {
+                let before = complete_old_row(&mut out.columns, &update, &pre);
+                (EventKind::Update, Some(update), Some(before))
+            }
+            None => (EventKind::Insert, Some(update), None),
+        }
+    } else {
+        return Err(Fault::new(at, "row item has neither \"u\" nor \"d\" columns (in the value)"));
+    };
+    let mut ev = Event::new(kind, key.ts);
+    let image = after.as_ref().or(before.as_ref()).cloned().unwrap_or(0..0);
+    let keys_start = out.keys.len();
+    for c in &out.columns[image] {
+        if c.ty.flags.is_some_and(|f| f & flag::HANDLE_KEY != 0) {
+            out.keys.push(c.name.clone());
+        }
+    }
+    ev.keys = keys_start..out.keys.len();
+    ev.schema = key.schema;
+    ev.table = key.table;
+    ev.partition_id = key.partition;
+    ev.handle_key_only = key.handle_key_only;
+    ev.claim_check = key.claim_check;
+    ev.after = after;
+    ev.before = before;
+    out.events.push(ev);
+    Ok(())
+}
+
+/// The old image of an UPDATE. With `only-output-updated-columns` the item's `p` lists only
+/// the columns that changed; the unchanged ones are taken from the new image (new TiCDC's
+/// reading), so `before` is always a whole row.
+fn complete_old_row(columns: &mut Vec<Column<'_>>, new: &Range<usize>, old: &Range<usize>) -> Range<usize> {
+    let same_names = new.len() == old.len()
+        && columns[new.clone()].iter().zip(&columns[old.clone()]).all(|(n, o)| n.name == o.name);
+    if same_names {
+        return old.clone();
+    }
+    let start = columns.len();
+    for i in new.clone() {
+        let source = columns[old.clone()].iter().position(|c| c.name == columns[i].name).map_or(i, |p| old.start + p);
+        columns.push(columns[source].clone());
+    }
+    for i in old.clone() {
+        if !columns[new.clone()].iter().any(|c| c.name == columns[i].name) {
+            columns.push(columns[i].clone());
+        }
+    }
+    start..columns.len()
+}

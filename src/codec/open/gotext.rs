@@ -1,0 +1,320 @@
+//! The text forms tiflow's open-protocol encoder gets from Go's standard library, reproduced
+//! byte for byte: `encoding/json` strings (HTML-safe) and numbers, and `strconv.Quote` for
+//! binary strings, with its inverse for the decoder.
+
+use std::borrow::Cow;
+use std::io::Write;
+
+use super::printable::is_print;
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Bytes `encoding/json` does not copy as is: control bytes, `"`, `\`, the HTML-sensitive
+/// `<`, `>`, `&`, and 0xE2, the lead byte of U+2028 / U+2029 (checked further when met).
+static SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t[b'<' as usize] = true;
+    t[b'>' as usize] = true;
+    t[b'&' as usize] = true;
+    t[0xE2] = true;
+    t
+};
+
+/// Writes `s` as a JSON string the way Go's `encoding/json` does (with `SetEscapeHTML(true)`).
+pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    write_json_str_body(out, s.as_bytes());
+    out.push(b'"');
+}
+
+/// Writes possibly invalid UTF-8 as a JSON string: each byte of an invalid sequence becomes
+/// `\ufffd`, as `encoding/json` does for Go strings holding arbitrary bytes.
+pub fn write_json_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.push(b'"');
+    for chunk in bytes.utf8_chunks() {
+        write_json_str_body(out, chunk.valid().as_bytes());
+        for _ in chunk.invalid() {
+            out.extend_from_slice(b"\\ufffd");
+        }
+    }
+    out.push(b'"');
+}
+
+/// `b` must be valid UTF-8.
+fn write_json_str_body(out: &mut Vec<u8>, b: &[u8]) {
+    let mut start = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if !SPECIAL[c as usize] {
+            i += 1;
+            continue;
+        }
+        if c == 0xE2 {
+            // U+2028 and U+2029 are E2 80 A8 / E2 80 A9.
+            match (b.get(i + 1), b.get(i + 2)) {
+                (Some(0x80), Some(&last @ (0xA8 | 0xA9))) => {
+                    out.extend_from_slice(&b[start..i]);
+                    out.extend_from_slice(if last == 0xA8 { b"\\u2028" } else { b"\\u2029" });
+                    i += 3;
+                    start = i;
+                }
+                _ => i += 1,
+            }
+            continue;
+        }
+        out.extend_from_slice(&b[start..i]);
+        match c {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            _ => out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]]),
+        }
+        i += 1;
+        start = i;
+    }
+    out.extend_from_slice(&b[start..]);
+}
+
+/// Go's `strconv.Quote(string(bytes))` without the surrounding quotes.
+pub fn go_quote(bytes: &[u8], out: &mut String) {
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            quote_char(c, out);
+        }
+        for &b in chunk.invalid() {
+            push_hex(out, "\\x", b as u32, 2);
+        }
+    }
+}
+
+fn quote_char(c: char, out: &mut String) {
+    match c {
+        '"' | '\\' => {
+            out.push('\\');
+            out.push(c);
+        }
+        _ if is_print(c) => out.push(c),
+        '\u{7}' => out.push_str("\\a"),
+        '\u{8}' => out.push_str("\\b"),
+        '\u{c}' => out.push_str("\\f"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\u{b}' => out.push_str("\\v"),
+        _ if (c as u32) < 0x20 || c == '\u{7f}' => push_hex(out, "\\x", c as u32, 2),
+        _ if (c as u32) < 0x10000 => push_hex(out, "\\u", c as u32, 4),
+        _ => push_hex(out, "\\U", c as u32, 8),
+    }
+}
+
+fn push_hex(out: &mut String, prefix: &str, v: u32, digits: u32) {
+    out.push_str(prefix);
+    for i in (0..digits).rev() {
+        out.push(HEX[((v >> (4 * i)) & 15) as usize] as char);
+    }
+}
+
+/// Undoes `strconv.Quote` (the inner text, quotes already stripped), as Go's `strconv.Unquote`
+/// of a double-quoted string: the bytes, or the offset in `s` of what it rejects and why.
+pub fn go_unquote(s: &str) -> Result<Cow<'_, [u8]>, (usize, &'static str)> {
+    let b = s.as_bytes();
+    let Some(first) = b.iter().position(|&c| matches!(c, b'\\' | b'"' | b'\n')) else {
+        return Ok(Cow::Borrowed(b));
+    };
+    let mut out = Vec::with_capacity(b.len());
+    out.extend_from_slice(&b[..first]);
+    let mut i = first;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'"' => return Err((i, "unescaped '\"' in a binary string")),
+            b'\n' => return Err((i, "raw newline in a binary string")),
+            b'\\' => {}
+            _ => {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+        }
+        let esc = *b.get(i + 1).ok_or((i, "dangling backslash in a binary string"))?;
+        let hex = |from: usize, n: usize| -> Result<u32, (usize, &'static str)> {
+            let digits = b.get(from..from + n).ok_or((i, "truncated escape in a binary string"))?;
+            digits.iter().try_fold(0u32, |acc, &d| {
+                let v = (d as char).to_digit(16).ok_or((i, "bad hex digit in a binary string escape"))?;
+                Ok(acc << 4 | v)
+            })
+        };
+        let used = match esc {
+            b'a' => push1(&mut out, 7),
+            b'b' => push1(&mut out, 8),
+            b'f' => push1(&mut out, 0x0C),
+            b'n' => push1(&mut out, b'\n'),
+            b'r' => push1(&mut out, b'\r'),
+            b't' => push1(&mut out, b'\t'),
+            b'v' => push1(&mut out, 0x0B),
+            b'\\' | b'"' => push1(&mut out, esc),
+            b'x' => {
+                out.push(hex(i + 2, 2)? as u8);
+                4
+            }
+            b'u' | b'U' => {
+                let n = if esc == b'u' { 4 } else { 8 };
+                let c = char::from_u32(hex(i + 2, n)?).ok_or((i, "invalid code point in a binary string escape"))?;
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                2 + n
+            }
+            b'0'..=b'7' => {
+                let digits = b.get(i + 1..i + 4).ok_or((i, "truncated octal escape in a binary string"))?;
+                let mut v = 0u32;
+                for &d in digits {
+                    if !(b'0'..=b'7').contains(&d) {
+                        return Err((i, "bad octal escape in a binary string"));
+                    }
+                    v = v * 8 + (d - b'0') as u32;
+                }
+                if v > 255 {
+                    return Err((i, "octal escape above 255 in a binary string"));
+                }
+                out.push(v as u8);
+                4
+            }
+            _ => return Err((i, "unknown escape in a binary string")),
+        };
+        i += used;
+    }
+    Ok(Cow::Owned(out))
+}
+
+fn push1(out: &mut Vec<u8>, b: u8) -> usize {
+    out.push(b);
+    2
+}
+
+/// An `encoding/json` float64: shortest round-trip digits, exponent form below 1e-6 and from
+/// 1e21 on (`1e-7`, `1e+21`). NaN and infinities, which TiCDC's mounter turns into 0, are 0.
+pub fn write_f64(out: &mut Vec<u8>, v: f64) {
+    let v = if v.is_finite() { v } else { 0.0 };
+    let abs = v.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        write_exponent(out, format_args!("{v:e}"));
+    } else {
+        let _ = write!(out, "{v}");
+    }
+}
+
+/// An `encoding/json` float32: as [`write_f64`] with the float32's shortest digits.
+pub fn write_f32(out: &mut Vec<u8>, v: f32) {
+    let v = if v.is_finite() { v } else { 0.0 };
+    let abs = v.abs();
+    if abs != 0.0 && !(1e-6f32..1e21f32).contains(&abs) {
+        write_exponent(out, format_args!("{v:e}"));
+    } else {
+        let _ = write!(out, "{v}");
+    }
+}
+
+/// Rust writes `1e21` and `1.5e-7`; Go writes `1e+21` and `1.5e-7`.
+fn write_exponent(out: &mut Vec<u8>, text: std::fmt::Arguments<'_>) {
+    let start = out.len();
+    let _ = out.write_fmt(text);
+    if let Some(e) = out[start..].iter().position(|&c| c == b'e') {
+        let at = start + e + 1;
+        if out.get(at) != Some(&b'-') {
+            out.insert(at, b'+');
+        }
+    }
+}
+
+pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+pub fn write_i64(out: &mut Vec<u8>, v: i64) {
+    if v < 0 {
+        out.push(b'-');
+    }
+    write_u64(out, v.unsigned_abs());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(s: &str) -> String {
+        let mut out = Vec::new();
+        write_json_str(&mut out, s);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn json_strings_escape_like_go() {
+        let got = json("a\"b\\c<d>&\u{1}\u{8}\u{c}\n\r\t\u{2028}\u{2029}é\u{7f}");
+        assert_eq!(got, "\"a\\\"b\\\\c\\u003cd\\u003e\\u0026\\u0001\\b\\f\\n\\r\\t\\u2028\\u2029é\u{7f}\"");
+        let mut out = Vec::new();
+        write_json_bytes(&mut out, b"a\xffb\xe4\xb8");
+        assert_eq!(out, b"\"a\\ufffdb\\ufffd\\ufffd\"");
+    }
+
+    #[test]
+    fn quote_round_trips() {
+        let bytes = b"\x89PNG\r\n\x1a\n\x00\x07\x0b\"\\ \xc3\xa9\xe2\x80\xa8\xf0\x9f\x98\x80\xee\x80\x80\xed\xa0\x80";
+        let mut q = String::new();
+        go_quote(bytes, &mut q);
+        assert_eq!(q, "\\x89PNG\\r\\n\\x1a\\n\\x00\\a\\v\\\"\\\\ é\\u2028😀\\ue000\\xed\\xa0\\x80");
+        assert_eq!(go_unquote(&q).unwrap().as_ref(), bytes);
+        assert_eq!(go_unquote("\\101\\U0001F600").unwrap().as_ref(), "A😀".as_bytes());
+        assert!(go_unquote("\\400").is_err());
+        assert!(go_unquote("\\'").is_err());
+        assert!(go_unquote("\\x4").is_err());
+        assert!(go_unquote("\\ud800").is_err());
+    }
+
+    #[test]
+    fn floats_format_like_go() {
+        let f64s = |v: f64| {
+            let mut o = Vec::new();
+            write_f64(&mut o, v);
+            String::from_utf8(o).unwrap()
+        };
+        let f32s = |v: f32| {
+            let mut o = Vec::new();
+            write_f32(&mut o, v);
+            String::from_utf8(o).unwrap()
+        };
+        assert_eq!(f64s(2.71), "2.71");
+        assert_eq!(f64s(1e-7), "1e-7");
+        assert_eq!(f64s(1.5e-10), "1.5e-10");
+        assert_eq!(f64s(1e21), "1e+21");
+        assert_eq!(f64s(1e20), "100000000000000000000");
+        assert_eq!(f64s(0.000001), "0.000001");
+        assert_eq!(f64s(-0.0), "-0");
+        assert_eq!(f32s(1.23), "1.23");
+        assert_eq!(f32s(0.1), "0.1");
+        assert_eq!(f32s(2.0), "2");
+        assert_eq!(f32s(1e-7), "1e-7");
+        assert_eq!(f32s(f32::MAX), "3.4028235e+38");
+    }
+}
