@@ -6,6 +6,7 @@
 //! policy, message indexes — live in the batch driver ([`crate::arrow::BatchDecoder`]).
 
 pub mod canal_json;
+pub mod craft;
 pub mod large;
 
 use std::path::PathBuf;
@@ -49,14 +50,18 @@ impl Protocol {
     }
 
     /// The encoder for this protocol, or None while it is not implemented.
-    pub fn encoder(self, _options: &EncodeOptions) -> Option<Box<dyn Encode>> {
-        None
+    pub fn encoder(self, options: &EncodeOptions) -> Option<Box<dyn Encode>> {
+        match self {
+            Protocol::Craft => Some(Box::new(craft::CraftEncoder::new(options))),
+            _ => None,
+        }
     }
 
     /// The codec for this protocol, or None while it is not implemented.
     pub fn codec(self, _options: &CodecOptions) -> Option<Box<dyn Codec>> {
         match self {
             Protocol::CanalJson => Some(Box::new(canal_json::CanalJsonCodec::default())),
+            Protocol::Craft => Some(Box::new(craft::CraftCodec::default())),
             _ => None,
         }
     }
@@ -73,6 +78,7 @@ impl Protocol {
             return Some(if is_canal { Protocol::CanalJson } else { Protocol::SimpleJson });
         }
         match value.first() {
+            // Craft's leading uvarint version, 1.
             Some(0x01) => Some(Protocol::Craft),
             // Simple's Avro union index for its message record is a zigzag varint.
             Some(_) => Some(Protocol::SimpleAvro),
