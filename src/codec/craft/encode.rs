@@ -118,7 +118,7 @@ impl CraftEncoder {
         b.estimated += 32 + schema.as_ref().map_or(0, Range::len) + table.as_ref().map_or(0, Range::len);
         let first_group = b.groups.len();
         let keys = events.keys(event);
-        let is_key = |c: &Column<'_>| keys.iter().any(|k| *k == c.name);
+        let is_key = |c: &Column<'_>| keys.contains(&c.name);
         if matches!(event.kind, EventKind::Insert | EventKind::Update) {
             self.stage_group(GROUP_NEW, events.after(event), &|_| true, &is_key)?;
         }

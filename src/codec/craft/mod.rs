@@ -408,7 +408,7 @@ fn base_type(code: u64) -> MySqlType {
 fn decode_value<'a>(ty: &ColumnType<'a>, bytes: &'a [u8], at: usize) -> FaultResult<Value<'a>> {
     use MySqlType as T;
     let whole = |v: FaultResult<_>, cur: &Cursor<'_>| {
-        if cur.is_empty() { v } else { Err(cur.fault("trailing bytes after a number value")) }
+        v.and_then(|v| if cur.is_empty() { Ok(v) } else { Err(cur.fault("trailing bytes after a number value")) })
     };
     let mut cur = Cursor::window(bytes, 0, bytes.len(), "value")?;
     let relocate = |f: Fault| Fault::new(at + f.offset, f.reason);
