@@ -6,6 +6,7 @@
 //! policy, message indexes — live in the batch driver ([`crate::arrow::BatchDecoder`]).
 
 pub mod canal_json;
+pub mod craft;
 pub mod large;
 pub mod open;
 
@@ -53,15 +54,17 @@ impl Protocol {
     pub fn encoder(self, options: &EncodeOptions) -> Option<Box<dyn Encode>> {
         match self {
             Protocol::Open => Some(Box::new(open::OpenEncoder::new(options.clone()))),
+            Protocol::Craft => Some(Box::new(craft::CraftEncoder::new(options))),
             _ => None,
         }
     }
 
     /// The codec for this protocol, or None while it is not implemented.
-    pub fn codec(self, _options: &CodecOptions) -> Option<Box<dyn Codec>> {
+    pub fn codec(self, options: &CodecOptions) -> Option<Box<dyn Codec>> {
         match self {
             Protocol::CanalJson => Some(Box::new(canal_json::CanalJsonCodec::default())),
-            Protocol::Open => Some(Box::new(open::OpenCodec::new(_options.compression))),
+            Protocol::Open => Some(Box::new(open::OpenCodec::new(options.compression))),
+            Protocol::Craft => Some(Box::new(craft::CraftCodec::default())),
             _ => None,
         }
     }
@@ -78,6 +81,7 @@ impl Protocol {
             return Some(if is_canal { Protocol::CanalJson } else { Protocol::SimpleJson });
         }
         match value.first() {
+            // Craft's leading uvarint version, 1.
             Some(0x01) => Some(Protocol::Craft),
             // Simple's Avro union index for its message record is a zigzag varint.
             Some(_) => Some(Protocol::SimpleAvro),

@@ -1,0 +1,191 @@
+//! The byte cursor the Craft decoder reads with.
+//!
+//! A [`Cursor`] is a window `[pos, end)` over the whole message: it always knows its absolute
+//! offset (so every [`Fault`] names the byte where reading went wrong), never reads outside its
+//! window, and lends slices of the message itself, so strings and bytes reach the event model
+//! without a copy. Craft nests windows (size tables at the end, headers, bodies, column groups,
+//! the term dictionary), and [`Cursor::split`] carves a sub-window whose end is checked once
+//! against the parent's, after which the inner reads need no further bounds reasoning.
+//!
+//! Varints follow Go's `encoding/binary`: at most 10 bytes, and the 10th byte may only be 0 or 1.
+
+use crate::error::{Fault, FaultResult};
+
+/// The longest uvarint of a u64.
+pub const MAX_VARINT_LEN: usize = 10;
+
+#[derive(Clone, Copy)]
+pub struct Cursor<'a> {
+    data: &'a [u8],
+    pos: usize,
+    end: usize,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor over the whole message.
+    pub fn new(data: &'a [u8]) -> Self {
+        Cursor { data, pos: 0, end: data.len() }
+    }
+
+    /// A cursor over `data[start..end]`, or a fault when that window is not inside `data`.
+    pub fn window(data: &'a [u8], start: usize, end: usize, what: &str) -> FaultResult<Self> {
+        if start > end || end > data.len() {
+            return Err(Fault::new(start.min(data.len()), format!("{what} spans bytes {start}..{end}, outside the {}-byte message", data.len())));
+        }
+        Ok(Cursor { data, pos: start, end })
+    }
+
+    /// Absolute offset of the next byte.
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
+
+    pub fn end(&self) -> usize {
+        self.end
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.end - self.pos
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pos == self.end
+    }
+
+    pub fn fault(&self, reason: impl Into<String>) -> Fault {
+        Fault::new(self.pos, reason)
+    }
+
+    pub fn u8(&mut self) -> FaultResult<u8> {
+        if self.pos == self.end {
+            return Err(self.fault("unexpected end of data (a byte is missing)"));
+        }
+        let b = self.data[self.pos];
+        self.pos += 1;
+        Ok(b)
+    }
+
+    /// Lends the next `n` bytes of the message.
+    pub fn take(&mut self, n: usize, what: &str) -> FaultResult<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(self.fault(format!("{what} of {n} bytes runs past the end ({} left)", self.remaining())));
+        }
+        let bytes = &self.data[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(bytes)
+    }
+
+    /// Splits off the next `n` bytes as a cursor of their own and skips them here.
+    pub fn split(&mut self, n: usize, what: &str) -> FaultResult<Cursor<'a>> {
+        if n > self.remaining() {
+            return Err(self.fault(format!("{what} of {n} bytes runs past its container ({} left)", self.remaining())));
+        }
+        let inner = Cursor { data: self.data, pos: self.pos, end: self.pos + n };
+        self.pos += n;
+        Ok(inner)
+    }
+
+    /// An unsigned LEB128 varint (protobuf / Go `binary.Uvarint`).
+    #[inline]
+    pub fn uvarint(&mut self) -> FaultResult<u64> {
+        let window = &self.data[self.pos..self.end];
+        // Fast path: one-byte values are the common case (counts, types, flags, short lengths).
+        if let Some(&b) = window.first() {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(b as u64);
+            }
+        }
+        let mut value = 0u64;
+        for (i, &b) in window.iter().take(MAX_VARINT_LEN).enumerate() {
+            if b < 0x80 {
+                if i == MAX_VARINT_LEN - 1 && b > 1 {
+                    return Err(self.fault("varint overflows 64 bits"));
+                }
+                self.pos += i + 1;
+                return Ok(value | (b as u64) << (7 * i));
+            }
+            value |= ((b & 0x7f) as u64) << (7 * i);
+        }
+        if window.len() >= MAX_VARINT_LEN {
+            Err(self.fault("varint longer than 10 bytes"))
+        } else {
+            Err(self.fault("unexpected end of data inside a varint"))
+        }
+    }
+
+    /// A zigzag-encoded signed varint.
+    #[inline]
+    pub fn varint(&mut self) -> FaultResult<i64> {
+        let u = self.uvarint()?;
+        Ok((u >> 1) as i64 ^ -((u & 1) as i64))
+    }
+
+    /// A uvarint used as a length or count: at most `i32::MAX` (as Go checks) and at most
+    /// `remaining / min_bytes_each`, so that nothing sized by it can exceed the input.
+    pub fn count(&mut self, min_bytes_each: usize, what: &str) -> FaultResult<usize> {
+        let at = self.pos;
+        let n = self.uvarint()?;
+        self.check_count(at, n, min_bytes_each, what)
+    }
+
+    fn check_count(&self, at: usize, n: u64, min_bytes_each: usize, what: &str) -> FaultResult<usize> {
+        if n > i32::MAX as u64 {
+            return Err(Fault::new(at, format!("{what} {n} is greater than max int32")));
+        }
+        let n = n as usize;
+        if n.saturating_mul(min_bytes_each) > self.remaining() {
+            return Err(Fault::new(at, format!("{what} {n} cannot fit in the {} bytes left", self.remaining())));
+        }
+        Ok(n)
+    }
+
+    /// A 64-bit little-endian IEEE-754 float.
+    pub fn f64(&mut self) -> FaultResult<f64> {
+        let bytes = self.take(8, "float64")?;
+        let mut raw = [0u8; 8];
+        raw.copy_from_slice(bytes);
+        Ok(f64::from_le_bytes(raw))
+    }
+}
+
+/// Reads the uvarint stored byte-reversed at the very end of `data` (Craft's trailer). Returns
+/// the value and how many bytes it took.
+pub fn reversed_uvarint(data: &[u8]) -> FaultResult<(u64, usize)> {
+    let mut value = 0u64;
+    for (i, &b) in data.iter().rev().take(MAX_VARINT_LEN).enumerate() {
+        let at = data.len() - 1 - i;
+        if b < 0x80 {
+            if i == MAX_VARINT_LEN - 1 && b > 1 {
+                return Err(Fault::new(at, "invalid reversed uvarint data: overflows 64 bits"));
+            }
+            return Ok((value | (b as u64) << (7 * i), i + 1));
+        }
+        value |= ((b & 0x7f) as u64) << (7 * i);
+    }
+    if data.len() >= MAX_VARINT_LEN {
+        Err(Fault::new(data.len() - MAX_VARINT_LEN, "invalid reversed uvarint data: longer than 10 bytes"))
+    } else {
+        Err(Fault::new(0, "message too short: the size-table trailer runs off the start"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints() {
+        let mut c = Cursor::new(&[0x01, 0xa0, 0x1f, 0x19, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
+        assert_eq!(c.varint().unwrap(), -1);
+        assert_eq!(c.varint().unwrap(), 2000);
+        assert_eq!(c.varint().unwrap(), -13);
+        assert_eq!(c.uvarint().unwrap(), u64::MAX);
+        assert!(c.is_empty());
+        assert!(Cursor::new(&[0xff; 11]).uvarint().is_err());
+        assert!(Cursor::new(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02]).uvarint().is_err());
+        assert!(Cursor::new(&[0x80]).uvarint().is_err());
+        assert_eq!(reversed_uvarint(&[0x00, 0x01, 0x81]).unwrap(), (129, 2));
+        assert!(reversed_uvarint(&[0x80]).is_err());
+    }
+}

@@ -1,0 +1,530 @@
+//! The Craft encoder: events in, Kafka values out, byte for byte as tiflow's craft encoder
+//! writes them.
+//!
+//! Row events are batched as TiCDC's `BatchEncoder` does: after each row the batch is flushed
+//! when its estimated size (TiCDC's estimate: 32 bytes plus the schema and table names per event,
+//! and name + value + 16 bytes per column) exceeds `max_message_bytes`, or when it holds
+//! `max_batch_size` rows. DDL and resolved events always travel alone; the rows pending before
+//! them are flushed first so the records keep the order of the events.
+//!
+//! A message cannot be written front to back as events arrive: term ids are assigned in order of
+//! first use over the whole message (every schema name, then every table name, then the column
+//! names group by group), and the headers of all events come before the first body. So each
+//! event is staged as it arrives: names into one text buffer, and each column group's type,
+//! flag and value chunks already encoded into another. [`CraftEncoder::flush`] then writes the
+//! headers, the groups (name ids, then the staged chunks copied as they are), the dictionary and
+//! the size tables. Consecutive groups with the same column names share one staged name list
+//! and one set of ids.
+//!
+//! Values are rendered from the column's type whatever `Value` variant carries them, so events
+//! read from Arrow (`Text("42")` for an INT) encode like the ones a decoder produced.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::Write;
+use std::ops::Range;
+
+use crate::codec::{Encode, EncodeOptions, Protocol, Record};
+use crate::error::{Fault, FaultResult};
+use crate::event::{flag, Column, Event, EventKind, MessageEvents, Value};
+use crate::mysql::MySqlType;
+
+use super::{EVENT_DDL, EVENT_RESOLVED, EVENT_ROW, GROUP_NEW, GROUP_OLD, VERSION};
+
+pub struct CraftEncoder {
+    max_batch_size: usize,
+    max_message_bytes: usize,
+    delete_only_handle_key: bool,
+    batch: Batch,
+    /// Value bytes and column flags of the group being staged.
+    values: Vec<u8>,
+    flags: Vec<u64>,
+    /// Buffers of `flush`, kept between messages.
+    ids: Vec<i64>,
+    body_sizes: Vec<i64>,
+    group_sizes: Vec<i64>,
+}
+
+/// The events of the message being filled.
+#[derive(Default)]
+struct Batch {
+    entries: Vec<Entry>,
+    groups: Vec<Group>,
+    /// Schema, table and column names, back to back.
+    text: Vec<u8>,
+    /// Column name spans of `text`, group after group (shared by equal consecutive groups).
+    names: Vec<Range<usize>>,
+    /// Encoded bodies of DDL events and the type, flag and value chunks of each column group.
+    staged: Vec<u8>,
+    /// TiCDC's size estimate of the rows.
+    estimated: usize,
+}
+
+impl Batch {
+    fn mark(&self) -> [usize; 6] {
+        [self.entries.len(), self.groups.len(), self.text.len(), self.names.len(), self.staged.len(), self.estimated]
+    }
+
+    /// Drops what was staged since `mark`: an event that fails leaves the batch as it was.
+    fn rewind(&mut self, [entries, groups, text, names, staged, estimated]: [usize; 6]) {
+        self.entries.truncate(entries);
+        self.groups.truncate(groups);
+        self.text.truncate(text);
+        self.names.truncate(names);
+        self.staged.truncate(staged);
+        self.estimated = estimated;
+    }
+}
+
+struct Entry {
+    ts: u64,
+    kind: u64,
+    partition: i64,
+    schema: Option<Range<usize>>,
+    table: Option<Range<usize>>,
+    /// Row events: their column groups.
+    groups: Range<usize>,
+    /// DDL events: their encoded body in `staged`.
+    body: Range<usize>,
+}
+
+struct Group {
+    kind: u8,
+    /// Range of `Batch::names`.
+    names: Range<usize>,
+    /// Range of `Batch::staged`: the types, flags and values chunks.
+    chunks: Range<usize>,
+}
+
+impl CraftEncoder {
+    pub fn new(options: &EncodeOptions) -> Self {
+        CraftEncoder {
+            max_batch_size: options.max_batch_size.max(1),
+            max_message_bytes: options.max_message_bytes,
+            delete_only_handle_key: options.delete_only_output_handle_key_columns,
+            batch: Batch::default(),
+            values: Vec::new(),
+            flags: Vec::new(),
+            ids: Vec::new(),
+            body_sizes: Vec::new(),
+            group_sizes: Vec::new(),
+        }
+    }
+
+    fn stage_row(&mut self, events: &MessageEvents<'_>, event: &Event<'_>) -> FaultResult<()> {
+        let b = &mut self.batch;
+        let schema = stage_name(&mut b.text, event.schema.as_deref());
+        let table = stage_name(&mut b.text, event.table.as_deref());
+        b.estimated += 32 + schema.as_ref().map_or(0, Range::len) + table.as_ref().map_or(0, Range::len);
+        let first_group = b.groups.len();
+        let keys = events.keys(event);
+        let is_key = |c: &Column<'_>| keys.contains(&c.name);
+        if matches!(event.kind, EventKind::Insert | EventKind::Update) {
+            self.stage_group(GROUP_NEW, events.after(event), &|_| true, &is_key)?;
+        }
+        if matches!(event.kind, EventKind::Update | EventKind::Delete) {
+            let only_keys = self.delete_only_handle_key && event.kind == EventKind::Delete;
+            let keep = |c: &Column<'_>| !only_keys || c.ty.ticdc_flags(is_key(c)) & flag::HANDLE_KEY != 0;
+            self.stage_group(GROUP_OLD, events.before(event), &keep, &is_key)?;
+        }
+        let b = &mut self.batch;
+        if b.groups.len() == first_group {
+            return Err(Fault::new(0, format!("{} event has no column to write", event.kind.as_str())));
+        }
+        b.entries.push(Entry {
+            ts: event.commit_ts,
+            kind: EVENT_ROW,
+            partition: event.partition_id.unwrap_or(-1),
+            schema,
+            table,
+            groups: first_group..b.groups.len(),
+            body: 0..0,
+        });
+        Ok(())
+    }
+
+    /// Stages one column group of the columns `keep` selects; none selected, no group (as Go).
+    fn stage_group(
+        &mut self,
+        kind: u8,
+        columns: &[Column<'_>],
+        keep: &dyn Fn(&Column<'_>) -> bool,
+        is_key: &dyn Fn(&Column<'_>) -> bool,
+    ) -> FaultResult<()> {
+        let b = &mut self.batch;
+        let kept = || columns.iter().filter(|c| keep(c));
+        let m = kept().count();
+        if m == 0 {
+            return Ok(());
+        }
+        let names = stage_column_names(b, kept());
+        let from = b.staged.len();
+        for c in kept() {
+            put_uvarint(&mut b.staged, wire_code(c.ty.base));
+        }
+        self.flags.clear();
+        for c in kept() {
+            let flags = match c.ty.flags {
+                Some(f) => f,
+                None => c.ty.ticdc_flags(is_key(c)),
+            };
+            put_uvarint(&mut b.staged, flags);
+            self.flags.push(flags);
+        }
+        self.values.clear();
+        for (c, &flags) in kept().zip(&self.flags) {
+            let before = self.values.len();
+            let len = match write_value(c, flags, &mut self.values)? {
+                true => (self.values.len() - before) as i64,
+                false => -1,
+            };
+            put_varint(&mut b.staged, len);
+            b.estimated += c.name.len() + len.max(0) as usize + 16;
+        }
+        b.staged.extend_from_slice(&self.values);
+        b.groups.push(Group { kind, names, chunks: from..b.staged.len() });
+        Ok(())
+    }
+
+    /// Stages a DDL or resolved event, alone in its message.
+    fn write_single(&mut self, event: &Event<'_>, out: &mut Vec<Record>) -> FaultResult<()> {
+        self.flush_rows(out);
+        let b = &mut self.batch;
+        let (kind, schema, table) = if event.kind == EventKind::Ddl {
+            let action = match event.ddl_type.as_deref() {
+                None => 0,
+                Some(code) => code.trim().parse::<u64>().map_err(|_| {
+                    Fault::new(0, format!("DDL type {code:?} is not a TiDB action code, which craft requires"))
+                })?,
+            };
+            put_uvarint(&mut b.staged, action);
+            let query = event.ddl.as_deref().unwrap_or("");
+            put_uvarint(&mut b.staged, query.len() as u64);
+            b.staged.extend_from_slice(query.as_bytes());
+            let schema = stage_name(&mut b.text, event.schema.as_deref());
+            let table = stage_name(&mut b.text, event.table.as_deref());
+            (EVENT_DDL, schema, table)
+        } else {
+            (EVENT_RESOLVED, None, None)
+        };
+        // The batch was just flushed: the staged bytes are this event's body.
+        let body = 0..b.staged.len();
+        b.entries.push(Entry { ts: event.commit_ts, kind, partition: -1, schema, table, groups: 0..0, body });
+        self.flush_rows(out);
+        Ok(())
+    }
+
+    /// Writes the staged events as one message.
+    fn flush_rows(&mut self, out: &mut Vec<Record>) {
+        let b = &mut self.batch;
+        if b.entries.is_empty() {
+            return;
+        }
+        let mut msg = Vec::with_capacity(b.staged.len() + b.text.len() + 16 * b.entries.len() + 64);
+        put_uvarint(&mut msg, VERSION);
+        let mut dict = Dictionary::default();
+
+        // Headers.
+        let header_start = msg.len();
+        let mut last = 0u64;
+        for (i, e) in b.entries.iter().enumerate() {
+            put_uvarint(&mut msg, if i == 0 { e.ts } else { e.ts.wrapping_sub(last) });
+            last = e.ts;
+        }
+        for e in &b.entries {
+            put_uvarint(&mut msg, e.kind);
+        }
+        put_delta_varints(&mut msg, b.entries.iter().map(|e| e.partition));
+        let text = b.text.as_slice();
+        self.ids.clear();
+        self.ids.extend(b.entries.iter().map(|e| dict.nullable(text, &e.schema)));
+        put_delta_varints(&mut msg, self.ids.iter().copied());
+        self.ids.clear();
+        self.ids.extend(b.entries.iter().map(|e| dict.nullable(text, &e.table)));
+        put_delta_varints(&mut msg, self.ids.iter().copied());
+        let header_bytes = (msg.len() - header_start) as i64;
+
+        // Bodies.
+        self.body_sizes.clear();
+        self.group_sizes.clear();
+        let mut named: Option<Range<usize>> = None;
+        for e in &b.entries {
+            let body_start = msg.len();
+            if e.kind == EVENT_ROW {
+                for g in &b.groups[e.groups.clone()] {
+                    let group_start = msg.len();
+                    msg.push(g.kind);
+                    put_uvarint(&mut msg, g.names.len() as u64);
+                    if named.as_ref() != Some(&g.names) {
+                        self.ids.clear();
+                        self.ids.extend(b.names[g.names.clone()].iter().map(|s| dict.id(&text[s.clone()])));
+                        named = Some(g.names.clone());
+                    }
+                    put_delta_varints(&mut msg, self.ids.iter().copied());
+                    msg.extend_from_slice(&b.staged[g.chunks.clone()]);
+                    self.group_sizes.push((msg.len() - group_start) as i64);
+                }
+            } else {
+                msg.extend_from_slice(&b.staged[e.body.clone()]);
+            }
+            self.body_sizes.push((msg.len() - body_start) as i64);
+        }
+
+        // Term dictionary.
+        let dict_start = msg.len();
+        if !dict.terms.is_empty() {
+            put_uvarint(&mut msg, dict.terms.len() as u64);
+            for t in &dict.terms {
+                put_uvarint(&mut msg, t.len() as u64);
+            }
+            for t in &dict.terms {
+                msg.extend_from_slice(t);
+            }
+        }
+        let dict_bytes = (msg.len() - dict_start) as i64;
+
+        // Size tables and the reversed trailer.
+        let tables_start = msg.len();
+        put_size_table(&mut msg, &[header_bytes, dict_bytes]);
+        put_size_table(&mut msg, &self.body_sizes);
+        let mut groups = self.group_sizes.as_slice();
+        for e in b.entries.iter().filter(|e| e.kind == EVENT_ROW) {
+            let (these, rest) = groups.split_at(e.groups.len());
+            put_size_table(&mut msg, these);
+            groups = rest;
+        }
+        let mut trailer = Vec::with_capacity(10);
+        put_uvarint(&mut trailer, (msg.len() - tables_start) as u64);
+        msg.extend(trailer.iter().rev());
+
+        out.push(Record { key: None, value: msg });
+        b.entries.clear();
+        b.groups.clear();
+        b.text.clear();
+        b.names.clear();
+        b.staged.clear();
+        b.estimated = 0;
+    }
+}
+
+impl Encode for CraftEncoder {
+    fn protocol(&self) -> Protocol {
+        Protocol::Craft
+    }
+
+    fn encode(&mut self, events: &MessageEvents<'_>, event: &Event<'_>, out: &mut Vec<Record>) -> FaultResult<()> {
+        match event.kind {
+            EventKind::Insert | EventKind::Update | EventKind::Delete => {
+                let mark = self.batch.mark();
+                if let Err(fault) = self.stage_row(events, event) {
+                    self.batch.rewind(mark);
+                    return Err(fault);
+                }
+                if self.batch.estimated > self.max_message_bytes || self.batch.entries.len() >= self.max_batch_size {
+                    self.flush_rows(out);
+                }
+                Ok(())
+            }
+            EventKind::Ddl | EventKind::Watermark => self.write_single(event, out),
+            // Craft has no bootstrap message: a table's schema travels with every row.
+            EventKind::Bootstrap => Ok(()),
+        }
+    }
+
+    fn flush(&mut self, out: &mut Vec<Record>) -> FaultResult<()> {
+        self.flush_rows(out);
+        Ok(())
+    }
+}
+
+/// Stages a header name; an empty or absent name is the null term (-1), as Go writes it.
+fn stage_name(text: &mut Vec<u8>, name: Option<&str>) -> Option<Range<usize>> {
+    let name = name.filter(|n| !n.is_empty())?;
+    let from = text.len();
+    text.extend_from_slice(name.as_bytes());
+    Some(from..text.len())
+}
+
+/// Stages a group's column names, or reuses the previous group's when they are the same.
+fn stage_column_names<'c, 'a: 'c>(b: &mut Batch, columns: impl Iterator<Item = &'c Column<'a>> + Clone) -> Range<usize> {
+    if let Some(prev) = b.groups.last() {
+        let prev_names = &b.names[prev.names.clone()];
+        let same = prev_names.len() == columns.clone().count()
+            && prev_names.iter().zip(columns.clone()).all(|(s, c)| b.text[s.clone()] == *c.name.as_bytes());
+        if same {
+            return prev.names.clone();
+        }
+    }
+    let from = b.names.len();
+    for c in columns {
+        let start = b.text.len();
+        b.text.extend_from_slice(c.name.as_bytes());
+        b.names.push(start..b.text.len());
+    }
+    from..b.names.len()
+}
+
+/// The wire type code; types without one are TiDB's "unspecified" (0).
+fn wire_code(base: MySqlType) -> u64 {
+    base.code() as u64
+}
+
+/// Writes a non-NULL value's bytes (`craft.md` §4); false when the value is written as NULL.
+fn write_value(c: &Column<'_>, flags: u64, out: &mut Vec<u8>) -> FaultResult<bool> {
+    use MySqlType as T;
+    let value = &c.value;
+    if value.is_null() {
+        return Ok(false);
+    }
+    let bad = |what: &str| Fault::new(0, format!("column {}: {value:?} is not a valid {what}", c.name));
+    match c.ty.base {
+        T::TinyInt | T::SmallInt | T::MediumInt | T::Int | T::BigInt if flags & flag::UNSIGNED != 0 => {
+            put_uvarint(out, as_u64(value).ok_or_else(|| bad("unsigned integer"))?)
+        }
+        T::TinyInt | T::SmallInt | T::MediumInt | T::Int | T::BigInt | T::Year => {
+            put_varint(out, as_i64(value).ok_or_else(|| bad("integer"))?)
+        }
+        T::Enum | T::Set | T::Bit => put_uvarint(out, as_u64(value).ok_or_else(|| bad("unsigned integer"))?),
+        T::Float => {
+            let f = match value {
+                Value::Float64(f) => *f,
+                other => as_f64(other, true).ok_or_else(|| bad("float"))?,
+            };
+            out.extend_from_slice(&f.to_le_bytes());
+        }
+        T::Double => out.extend_from_slice(&as_f64(value, false).ok_or_else(|| bad("double"))?.to_le_bytes()),
+        T::Date | T::DateTime | T::Timestamp | T::Time | T::Json | T::Decimal | T::Vector => write_text(value, out),
+        T::Char | T::VarChar | T::TinyText | T::Text | T::MediumText | T::LongText => write_text(value, out),
+        T::Null | T::Geometry | T::Unknown => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Strings and text-form values: the bytes as they are, numbers in their text form.
+fn write_text(value: &Value<'_>, out: &mut Vec<u8>) {
+    // Writing to a Vec cannot fail.
+    let _ = match value {
+        Value::Text(t) => out.write_all(t.as_bytes()),
+        Value::Bytes(b) => out.write_all(b),
+        Value::Int(v) => write!(out, "{v}"),
+        Value::UInt(v) => write!(out, "{v}"),
+        Value::Float32(v) => write!(out, "{v}"),
+        Value::Float64(v) => write!(out, "{v}"),
+        Value::Null => Ok(()),
+    };
+}
+
+fn text_of<'v>(value: &'v Value<'_>) -> Option<&'v str> {
+    match value {
+        Value::Text(t) => Some(t.trim()),
+        Value::Bytes(b) => std::str::from_utf8(b).ok().map(str::trim),
+        _ => None,
+    }
+}
+
+fn as_u64(value: &Value<'_>) -> Option<u64> {
+    match value {
+        Value::UInt(v) => Some(*v),
+        Value::Int(v) => u64::try_from(*v).ok(),
+        _ => text_of(value)?.parse().ok(),
+    }
+}
+
+fn as_i64(value: &Value<'_>) -> Option<i64> {
+    match value {
+        Value::Int(v) => Some(*v),
+        Value::UInt(v) => i64::try_from(*v).ok(),
+        _ => text_of(value)?.parse().ok(),
+    }
+}
+
+/// A float value; FLOAT columns hold a float32 widened to float64 on the wire.
+fn as_f64(value: &Value<'_>, float32: bool) -> Option<f64> {
+    let narrow = |f: f64| if float32 { f as f32 as f64 } else { f };
+    match value {
+        Value::Float32(v) => Some(*v as f64),
+        Value::Float64(v) => Some(*v),
+        Value::Int(v) => Some(narrow(*v as f64)),
+        Value::UInt(v) => Some(narrow(*v as f64)),
+        _ => {
+            let text = text_of(value)?;
+            if float32 {
+                text.parse::<f32>().ok().map(f64::from)
+            } else {
+                text.parse::<f64>().ok()
+            }
+        }
+    }
+}
+
+/// The term dictionary of the message being written: ids in order of first use.
+#[derive(Default)]
+struct Dictionary<'t> {
+    ids: HashMap<&'t [u8], i64, BuildHasherDefault<Fnv>>,
+    terms: Vec<&'t [u8]>,
+}
+
+impl<'t> Dictionary<'t> {
+    fn id(&mut self, term: &'t [u8]) -> i64 {
+        let next = self.terms.len() as i64;
+        let id = *self.ids.entry(term).or_insert(next);
+        if id == next {
+            self.terms.push(term);
+        }
+        id
+    }
+
+    /// The id of a header name staged in `text`, or -1 for none.
+    fn nullable(&mut self, text: &'t [u8], span: &Option<Range<usize>>) -> i64 {
+        span.clone().map_or(-1, |s| self.id(&text[s]))
+    }
+}
+
+/// FNV-1a: names are short, and SipHash's setup would dominate.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+#[inline]
+pub(super) fn put_uvarint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+#[inline]
+pub(super) fn put_varint(out: &mut Vec<u8>, v: i64) {
+    put_uvarint(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+/// A delta varint chunk: the first value, then each difference from the previous one.
+fn put_delta_varints(out: &mut Vec<u8>, values: impl Iterator<Item = i64>) {
+    let mut last = 0i64;
+    for (i, v) in values.enumerate() {
+        put_varint(out, if i == 0 { v } else { v.wrapping_sub(last) });
+        last = v;
+    }
+}
+
+fn put_size_table(out: &mut Vec<u8>, sizes: &[i64]) {
+    put_uvarint(out, sizes.len() as u64);
+    put_delta_varints(out, sizes.iter().copied());
+}
