@@ -336,6 +336,8 @@ impl AvroDecoder {
             4 | 5 => {
                 let bytes = cur.bytes()?;
                 match kind {
+                    // Binary columns, and any column while the schema is unknown (checked later).
+                    _ if column.is_none() => Value::Bytes(Cow::Borrowed(bytes)),
                     Kind::Binary => Value::Bytes(Cow::Borrowed(bytes)),
                     _ => {
                         let text = std::str::from_utf8(bytes).map_err(|_| bad("text value is not UTF-8"))?;

@@ -399,7 +399,11 @@ fn schema_from_columns(events: &MessageEvents<'_>, e: &Event<'_>, version: u64, 
     let columns = image
         .iter()
         .map(|c| {
-            let desc = c.ty.text.as_deref().map(TypeDescription::parse);
+            let mut desc = c.ty.text.as_deref().map(TypeDescription::parse);
+            // `datetime(3)`: the argument is the fractional precision, carried as `decimal`.
+            if let Some(d) = desc.as_mut().filter(|_| matches!(c.ty.base, MySqlType::DateTime | MySqlType::Timestamp | MySqlType::Time)) {
+                d.scale = d.length.take().filter(|&fsp| fsp > 0);
+            }
             let text_charset = (c.ty.base.is_string() && !c.ty.binary) || matches!(c.ty.base, MySqlType::Enum | MySqlType::Set);
             let (charset, collate) = if text_charset { ("utf8mb4", "utf8mb4_bin") } else { ("binary", "binary") };
             let numeric = c.ty.base.is_integer() || matches!(c.ty.base, MySqlType::Float | MySqlType::Double | MySqlType::Decimal | MySqlType::Bit);
