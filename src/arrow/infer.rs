@@ -161,6 +161,10 @@ pub fn infer_schema(
             }
         }
     }
+    // A codec that learnt the table's definition from the stream (Simple) knows it exactly.
+    if let Some(definition) = codecs.iter().find_map(|(_, c)| c.table_definition(&table.schema, &table.table)) {
+        return Ok(definition.arrow_schema());
+    }
     if seen.is_empty() {
         return Err(DecodeError::usage(name, format!("no row of {}.{} in the sample", table.schema, table.table)));
     }

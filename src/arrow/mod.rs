@@ -22,7 +22,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array}
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 use base64::Engine;
 
-use crate::codec::{Codec, CodecOptions, Protocol};
+use crate::codec::{Codec, CodecOptions, Held, Origin, Protocol};
 use crate::error::{DecodeError, Fault, FaultResult, Result};
 use crate::event::MessageEvents;
 use crate::json::JsonCursor;
@@ -240,6 +240,9 @@ pub struct BatchDecoder {
     schema: SchemaRef,
     kept: Vec<usize>,
     stats: Stats,
+    /// Serial number of the current `decode` call, from 1: tells held messages' origins apart.
+    batch: u64,
+    held: Vec<Held>,
 }
 
 impl BatchDecoder {
@@ -271,6 +274,8 @@ impl BatchDecoder {
             layout,
             kept: Vec::new(),
             stats: Stats::default(),
+            batch: 0,
+            held: Vec::new(),
             options,
         })
     }
@@ -284,6 +289,14 @@ impl BatchDecoder {
         let mut out =
             vec![("messages", s.messages), ("events", s.events), ("errors", s.errors), ("filtered", s.filtered)];
         out.extend(self.layout.counters());
+        for codec in &self.codecs {
+            for (name, n) in codec.counters() {
+                match out.iter_mut().find(|(k, _)| *k == name) {
+                    Some((_, total)) => *total += n,
+                    None => out.push((name, n)),
+                }
+            }
+        }
         out
     }
 
@@ -306,6 +319,7 @@ impl BatchDecoder {
         };
         let values = column(&self.options.value_column, true)?.expect("required");
         let keys = column(&self.options.key_column, false)?;
+        self.batch += 1;
         let mut scratch = MessageEvents::default();
         for i in 0..batch.num_rows() {
             let key = keys.as_ref().and_then(|k| k.get(i));
@@ -317,22 +331,84 @@ impl BatchDecoder {
                 None => Err((name, Fault::new(0, "message value is null"))),
             };
             if let Err((protocol, fault)) = result {
-                self.stats.errors += 1;
-                let error = DecodeError::from_fault(protocol, i, fault);
-                match self.options.on_error {
-                    OnError::Raise => {
-                        self.reset();
-                        return Err(error);
-                    }
-                    OnError::Skip => {}
-                    OnError::Collect => {
-                        self.meta.append_error(i, &error.to_string(), key, value);
-                        self.layout.append_null();
-                    }
-                }
+                self.fail(protocol, i, fault, key, value)?;
+            }
+            self.settle_held(i)?;
+        }
+        self.finish(Some(batch))
+    }
+
+    /// End of stream: the messages codecs still hold (Simple rows whose schema never came)
+    /// become errors under the error policy (ERROR rows with `collect`, counted with `skip`,
+    /// raised with `raise`). Their `_message` is their index in the batch they came in; carried
+    /// columns are null, as there is no input batch.
+    pub fn flush(&mut self) -> Result<RecordBatch> {
+        let mut held = std::mem::take(&mut self.held);
+        for c in 0..self.codecs.len() {
+            self.codecs[c].expire_held(&mut held);
+            let protocol = self.codecs[c].protocol();
+            for h in held.drain(..) {
+                let index = h.origin.message;
+                self.replay(protocol, index, h)?;
             }
         }
-        self.finish(batch)
+        self.held = held;
+        self.finish(None)
+    }
+
+    /// Applies the error policy to a message that failed.
+    fn fail(
+        &mut self,
+        protocol: &'static str,
+        index: usize,
+        fault: Fault,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) -> Result<()> {
+        self.stats.errors += 1;
+        let error = DecodeError::from_fault(protocol, index, fault);
+        match self.options.on_error {
+            OnError::Raise => {
+                self.reset();
+                return Err(error);
+            }
+            OnError::Skip => {}
+            OnError::Collect => {
+                self.meta.append_error(index, &error.to_string(), key, value);
+                self.layout.append_null();
+            }
+        }
+        Ok(())
+    }
+
+    /// After message `index` of the current batch: takes the messages the codecs held earlier
+    /// and whose wait is now over, and emits them right here — a released one decoded again, a
+    /// dropped one as a failure. Their `_message` is their own index when they came in this
+    /// batch, else `index` (the message that released them), so that carried columns stay valid.
+    fn settle_held(&mut self, index: usize) -> Result<()> {
+        let origin = Origin { batch: self.batch, message: index };
+        let mut held = std::mem::take(&mut self.held);
+        for c in 0..self.codecs.len() {
+            self.codecs[c].take_held(origin, &mut held);
+            let protocol = self.codecs[c].protocol();
+            for h in held.drain(..) {
+                let at = if h.origin.batch == self.batch { h.origin.message } else { index };
+                self.replay(protocol, at, h)?;
+            }
+        }
+        self.held = held;
+        Ok(())
+    }
+
+    fn replay(&mut self, protocol: Protocol, index: usize, h: Held) -> Result<()> {
+        let result = match h.failure {
+            Some(fault) => Err((protocol.name(), fault)),
+            None => self.decode_with(protocol, index, h.key.as_deref(), &h.value, &mut MessageEvents::default()),
+        };
+        match result {
+            Ok(()) => Ok(()),
+            Err((name, fault)) => self.fail(name, index, fault, h.key.as_deref(), Some(&h.value)),
+        }
     }
 
     /// Drops whatever the builders hold (after a raised error), so the next batch starts clean.
@@ -455,7 +531,7 @@ impl BatchDecoder {
         Ok(())
     }
 
-    fn finish(&mut self, input: &RecordBatch) -> Result<RecordBatch> {
+    fn finish(&mut self, input: Option<&RecordBatch>) -> Result<RecordBatch> {
         let mut columns = self.meta.finish();
         columns.extend(self.layout.finish());
         let rows = columns[0].len();
@@ -463,6 +539,10 @@ impl BatchDecoder {
             let messages = columns[self.schema.index_of("_message").expect("meta column")].as_primitive::<arrow_array::types::Int64Type>();
             let indices: UInt32Array = messages.values().iter().map(|&m| m as u32).collect();
             for f in &self.options.carry {
+                let Some(input) = input else {
+                    columns.push(arrow_array::new_null_array(f.data_type(), rows));
+                    continue;
+                };
                 let source = input.column_by_name(f.name()).ok_or_else(|| {
                     DecodeError::usage(self.protocol_name(), format!("input has no carry column {:?}", f.name()))
                 })?;

@@ -9,6 +9,7 @@ pub mod canal_json;
 pub mod craft;
 pub mod large;
 pub mod open;
+pub mod simple;
 
 use std::path::PathBuf;
 
@@ -55,6 +56,8 @@ impl Protocol {
         match self {
             Protocol::Open => Some(Box::new(open::OpenEncoder::new(options.clone()))),
             Protocol::Craft => Some(Box::new(craft::CraftEncoder::new(options))),
+            Protocol::SimpleJson => Some(Box::new(simple::encode::SimpleEncoder::new(simple::Encoding::Json, options))),
+            Protocol::SimpleAvro => Some(Box::new(simple::encode::SimpleEncoder::new(simple::Encoding::Avro, options))),
             _ => None,
         }
     }
@@ -65,6 +68,8 @@ impl Protocol {
             Protocol::CanalJson => Some(Box::new(canal_json::CanalJsonCodec::default())),
             Protocol::Open => Some(Box::new(open::OpenCodec::new(options.compression))),
             Protocol::Craft => Some(Box::new(craft::CraftCodec::default())),
+            Protocol::SimpleJson => Some(Box::new(simple::SimpleCodec::new(simple::Encoding::Json, options))),
+            Protocol::SimpleAvro => Some(Box::new(simple::SimpleCodec::new(simple::Encoding::Avro, options))),
             _ => None,
         }
     }
@@ -126,6 +131,39 @@ pub trait Codec: Send + Sync {
     fn table_definition(&self, _schema: &str, _table: &str) -> Option<crate::table::TableDefinition> {
         None
     }
+
+    /// Called by the driver after every message, with where that message came from: hands over
+    /// the messages this codec held back earlier (Simple: rows that arrived before their table's
+    /// schema) whose wait is over — released ones to be decoded again now, failed ones to be
+    /// reported. A message the codec has just held is tagged with `origin`.
+    fn take_held(&mut self, _origin: Origin, _out: &mut Vec<Held>) {}
+
+    /// End of stream: every message still held, as a failure.
+    fn expire_held(&mut self, _out: &mut Vec<Held>) {}
+
+    /// Codec-specific counters for `Decoder.stats`.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+}
+
+/// Where a message came from: the serial number of the `BatchDecoder::decode` call (from 1)
+/// and the message's index in that call's input batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Origin {
+    pub batch: u64,
+    pub message: usize,
+}
+
+/// A message a codec held back, handed back to the driver.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Held {
+    pub origin: Origin,
+    pub key: Option<Vec<u8>>,
+    /// The value as the codec saw it (after whole-value decompression).
+    pub value: Vec<u8>,
+    /// None: decode it again now. Some: why it can no longer be decoded.
+    pub failure: Option<crate::error::Fault>,
 }
 
 /// One Kafka record as an encoder writes it. Only `open` sets a key.
@@ -185,6 +223,8 @@ pub struct EncodeOptions {
     pub send_bootstrap: bool,
     /// The TiCDC server's time zone, for TIMESTAMP values written from typed Arrow columns.
     pub timezone: String,
+    /// simple: the `buildTs` (ms) to write; None writes the wall clock, as TiCDC does.
+    pub build_ts: Option<i64>,
 }
 
 impl Default for EncodeOptions {
@@ -204,6 +244,7 @@ impl Default for EncodeOptions {
             enable_row_checksum: false,
             send_bootstrap: true,
             timezone: "UTC".into(),
+            build_ts: None,
         }
     }
 }

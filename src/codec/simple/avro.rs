@@ -1,0 +1,566 @@
+//! Simple's Avro flavour: the raw Avro binary encoding of one datum of the top-level union of
+//! `message.json` — no container header, magic byte or registry id (`simple.md` §1, §4).
+//!
+//! The schema is fixed, so instead of a generic Avro library this is a reader specialised to it:
+//! an [`AvroCursor`] that knows its offset (for faults) and lends slices of the message, and one
+//! function per record type reading its fields in schema order. Strings and bytes borrow from the
+//! message; a row's map values are converted as they are read, with the cached schema saying what
+//! each column is.
+//!
+//! u64 quantities (TSOs, BIGINT UNSIGNED) travel as Avro `long` by two's-complement
+//! reinterpretation and are read back as u64.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use super::checksum::RowChecksum;
+use super::json::schema_event;
+use super::{
+    finish_row, ColumnSchema, DataType, DefaultValue, ImageOrder, IndexSchema, Kind, Outcome, RowHeader, State, Table,
+    TableColumn, TableSchema, DDL_TYPES,
+};
+use crate::error::{Fault, FaultResult};
+use crate::event::{Column, Event, EventKind, MessageEvents, Value};
+use crate::mysql::MySqlType;
+
+/// The union branch of `com.pingcap.simple.avro.Message` in the top-level schema.
+pub const MESSAGE_BRANCH: i64 = 11;
+
+/// A reader of Avro binary data over one message.
+pub struct AvroCursor<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> AvroCursor<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        AvroCursor { buf, pos: 0 }
+    }
+
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
+
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    pub fn fault(&self, reason: impl Into<String>) -> Fault {
+        Fault::new(self.pos, reason)
+    }
+
+    fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// A zigzag varint `long`.
+    #[inline]
+    pub fn long(&mut self) -> FaultResult<i64> {
+        let mut v: u64 = 0;
+        let mut shift = 0;
+        loop {
+            let Some(&b) = self.buf.get(self.pos) else {
+                return Err(self.fault("truncated message: expected a varint"));
+            };
+            self.pos += 1;
+            v |= ((b & 0x7f) as u64) << shift;
+            if b & 0x80 == 0 {
+                break;
+            }
+            shift += 7;
+            if shift > 63 {
+                return Err(self.fault("varint longer than 10 bytes"));
+            }
+        }
+        Ok((v >> 1) as i64 ^ -((v & 1) as i64))
+    }
+
+    pub fn int(&mut self) -> FaultResult<i32> {
+        let at = self.pos;
+        let v = self.long()?;
+        i32::try_from(v).map_err(|_| Fault::new(at, format!("int {v} out of range")))
+    }
+
+    pub fn boolean(&mut self) -> FaultResult<bool> {
+        match self.buf.get(self.pos) {
+            Some(&b @ (0 | 1)) => {
+                self.pos += 1;
+                Ok(b == 1)
+            }
+            Some(b) => Err(self.fault(format!("invalid boolean byte {b:#04x}"))),
+            None => Err(self.fault("truncated message: expected a boolean")),
+        }
+    }
+
+    #[inline]
+    fn fixed<const N: usize>(&mut self) -> FaultResult<[u8; N]> {
+        let bytes = self.buf.get(self.pos..self.pos + N).ok_or_else(|| self.fault("truncated message"))?;
+        self.pos += N;
+        Ok(bytes.try_into().expect("N bytes"))
+    }
+
+    pub fn float(&mut self) -> FaultResult<f32> {
+        self.fixed::<4>().map(f32::from_le_bytes)
+    }
+
+    pub fn double(&mut self) -> FaultResult<f64> {
+        self.fixed::<8>().map(f64::from_le_bytes)
+    }
+
+    /// `bytes`, or a `string` read as bytes.
+    #[inline]
+    pub fn bytes(&mut self) -> FaultResult<&'a [u8]> {
+        let at = self.pos;
+        let len = self.long()?;
+        if len < 0 || len as u64 > self.remaining() as u64 {
+            return Err(Fault::new(at, format!("length {len} exceeds the {} bytes left", self.remaining())));
+        }
+        let bytes = &self.buf[self.pos..self.pos + len as usize];
+        self.pos += len as usize;
+        Ok(bytes)
+    }
+
+    #[inline]
+    pub fn string(&mut self) -> FaultResult<&'a str> {
+        let at = self.pos;
+        let bytes = self.bytes()?;
+        std::str::from_utf8(bytes).map_err(|e| Fault::new(at, format!("string is not UTF-8 at byte {}", e.valid_up_to())))
+    }
+
+    /// A union branch index or enum symbol index below `n`.
+    pub fn index(&mut self, n: usize, what: &str) -> FaultResult<usize> {
+        let at = self.pos;
+        let v = self.long()?;
+        usize::try_from(v)
+            .ok()
+            .filter(|&i| i < n)
+            .ok_or_else(|| Fault::new(at, format!("{what} index {v} out of range (0..{n})")))
+    }
+
+    /// The item count of the next array/map block (0 ends the array), bounded by the bytes left.
+    pub fn block(&mut self) -> FaultResult<usize> {
+        let at = self.pos;
+        let mut n = self.long()?;
+        if n < 0 {
+            n = n.checked_neg().ok_or_else(|| Fault::new(at, "invalid block count"))?;
+            self.long()?; // the block's size in bytes
+        }
+        if n as u64 > self.remaining() as u64 {
+            return Err(Fault::new(at, format!("block of {n} items exceeds the {} bytes left", self.remaining())));
+        }
+        Ok(n as usize)
+    }
+
+    /// Calls `item` for each element of an array or map.
+    pub fn each(&mut self, mut item: impl FnMut(&mut Self) -> FaultResult<()>) -> FaultResult<()> {
+        loop {
+            let n = self.block()?;
+            if n == 0 {
+                return Ok(());
+            }
+            for _ in 0..n {
+                item(self)?;
+            }
+        }
+    }
+
+    /// `[null, T]`: whether T follows.
+    pub fn optional(&mut self) -> FaultResult<bool> {
+        Ok(self.index(2, "union")? == 1)
+    }
+}
+
+#[derive(Default)]
+pub struct AvroDecoder {
+    /// The zone of the last TIMESTAMP value read (for checksums).
+    location: String,
+}
+
+impl AvroDecoder {
+    pub fn decode<'a>(&mut self, state: &mut State, value: &'a [u8], out: &mut MessageEvents<'a>) -> FaultResult<Outcome> {
+        let mut cur = AvroCursor::new(value);
+        let branch = cur.long()?;
+        if branch != MESSAGE_BRANCH {
+            return Err(Fault::new(0, format!("top-level union branch {branch} is not the Simple message record ({MESSAGE_BRANCH})")));
+        }
+        let kind = cur.index(4, "message type")?;
+        let payload_at = cur.offset();
+        let payload = cur.index(4, "payload")?;
+        if payload != kind {
+            return Err(Fault::new(payload_at, format!("payload branch {payload} does not match message type {kind}")));
+        }
+        let outcome = match payload {
+            0 => {
+                cur.int()?;
+                let commit_ts = cur.long()? as u64;
+                cur.long()?;
+                out.events.push(Event::new(EventKind::Watermark, commit_ts));
+                Outcome::Decoded
+            }
+            1 => {
+                cur.int()?;
+                cur.long()?;
+                let schema = read_table_schema(&mut cur)?;
+                let mut event = schema_event(EventKind::Bootstrap, 0, &schema);
+                event.table_schema = Some(Cow::Owned(schema.to_json()));
+                out.events.push(event);
+                state.learn(schema);
+                Outcome::Decoded
+            }
+            2 => {
+                cur.int()?;
+                let kind = DDL_TYPES[cur.index(DDL_TYPES.len(), "DDL type")?];
+                let sql = cur.string()?;
+                let commit_ts = cur.long()? as u64;
+                cur.long()?;
+                let schema = if cur.optional()? { Some(read_table_schema(&mut cur)?) } else { None };
+                let pre = if cur.optional()? { Some(read_table_schema(&mut cur)?) } else { None };
+                let mut event = match &schema {
+                    Some(s) => {
+                        let mut e = schema_event(EventKind::Ddl, commit_ts, s);
+                        e.table_schema = Some(Cow::Owned(s.to_json()));
+                        e
+                    }
+                    None => Event::new(EventKind::Ddl, commit_ts),
+                };
+                event.ddl = Some(Cow::Borrowed(sql));
+                event.ddl_type = Some(Cow::Borrowed(kind));
+                out.events.push(event);
+                if let Some(pre) = pre {
+                    state.learn(pre);
+                }
+                if let Some(schema) = schema {
+                    state.learn(schema);
+                }
+                Outcome::Decoded
+            }
+            _ => self.read_dml(&mut cur, state, out)?,
+        };
+        if !cur.at_end() {
+            return Err(cur.fault("data after the message"));
+        }
+        Ok(outcome)
+    }
+
+    fn read_dml<'a>(&mut self, cur: &mut AvroCursor<'a>, state: &mut State, out: &mut MessageEvents<'a>) -> FaultResult<Outcome> {
+        cur.int()?;
+        let database = cur.string()?;
+        let table_name = cur.string()?;
+        let table_id = cur.long()?;
+        let kind = [EventKind::Insert, EventKind::Update, EventKind::Delete][cur.index(3, "DML type")?];
+        let commit_ts = cur.long()? as u64;
+        cur.long()?;
+        let schema_version = cur.long()? as u64;
+        let claim_check = if cur.optional()? { Some(Cow::Borrowed(cur.string()?)) } else { None };
+        let handle_key_only = cur.optional()? && cur.boolean()?;
+        let checksum = if cur.optional()? { Some(read_checksum(cur)?) } else { None };
+        let State { cache, order, verify_checksum, .. } = state;
+        let table = cache.get(database, table_name, schema_version);
+        let data = self.read_image(cur, table, order, out)?;
+        let old = self.read_image(cur, table, order, out)?;
+        let Some(table) = table else {
+            return Ok(Outcome::Wait { schema: database.to_string(), table: table_name.to_string(), version: schema_version });
+        };
+        let row = RowHeader {
+            kind,
+            commit_ts,
+            database: Cow::Borrowed(database),
+            table: Cow::Borrowed(table_name),
+            table_id: Some(table_id).filter(|&id| id != 0),
+            schema_version,
+            claim_check,
+            handle_key_only,
+            checksum: checksum.filter(|_| *verify_checksum),
+        };
+        finish_row(row, table, data, old, &self.location, out)?;
+        Ok(Outcome::Decoded)
+    }
+
+    /// `[null, map<value union>]`. Without a table (schema unknown yet) the values are checked and
+    /// dropped.
+    fn read_image<'a>(
+        &mut self,
+        cur: &mut AvroCursor<'a>,
+        table: Option<&Table>,
+        order: &mut ImageOrder,
+        out: &mut MessageEvents<'a>,
+    ) -> FaultResult<Option<Range<usize>>> {
+        if !cur.optional()? {
+            return Ok(None);
+        }
+        let start = out.columns.len();
+        order.begin(table.map_or(0, |t| t.columns.len()));
+        let mut nth = 0;
+        cur.each(|cur| {
+            let name_at = cur.offset();
+            let name = cur.string()?;
+            let at = cur.offset();
+            let found = table.and_then(|t| t.find(name, nth).map(|i| (i, &t.columns[i])));
+            nth += 1;
+            let value = self.read_value(cur, found.map(|(_, c)| c))?;
+            if let Some((i, column)) = found {
+                if !order.note(i) {
+                    return Err(Fault::new(name_at, format!("column {name} appears twice")));
+                }
+                out.columns.push(Column { name: Cow::Borrowed(name), ty: column.ty.clone(), value, at });
+            }
+            Ok(())
+        })?;
+        if table.is_some() {
+            order.sort(out, start);
+        }
+        Ok(Some(start..out.columns.len()))
+    }
+
+    /// One map value: the union [null, long, float, double, string, bytes, Timestamp,
+    /// UnsignedBigint], converted for `column` when known.
+    #[inline]
+    fn read_value<'a>(&mut self, cur: &mut AvroCursor<'a>, column: Option<&TableColumn>) -> FaultResult<Value<'a>> {
+        let at = cur.offset();
+        let kind = column.map_or(Kind::Text, |c| c.kind);
+        let bad = |what: &str| {
+            let name = column.map_or("?", |c| c.name.as_str());
+            Fault::new(at, format!("column {name}: {what}"))
+        };
+        Ok(match cur.index(8, "value union")? {
+            0 => Value::Null,
+            1 => {
+                let v = cur.long()?;
+                match kind {
+                    Kind::Unsigned => Value::UInt(v as u64),
+                    _ => Value::Int(v),
+                }
+            }
+            2 => Value::Float32(cur.float()?),
+            3 => Value::Float64(cur.double()?),
+            4 | 5 => {
+                let bytes = cur.bytes()?;
+                match kind {
+                    // Binary columns, and any column while the schema is unknown (checked later).
+                    _ if column.is_none() => Value::Bytes(Cow::Borrowed(bytes)),
+                    Kind::Binary => Value::Bytes(Cow::Borrowed(bytes)),
+                    _ => {
+                        let text = std::str::from_utf8(bytes).map_err(|_| bad("text value is not UTF-8"))?;
+                        // new TiCDC writes BIT as decimal text; other producers may send numbers as text.
+                        match kind {
+                            Kind::Unsigned => Value::UInt(text.parse().map_err(|_| bad(&format!("{text:?} is not an unsigned integer")))?),
+                            Kind::Signed => Value::Int(text.parse().map_err(|_| bad(&format!("{text:?} is not an integer")))?),
+                            Kind::Float => Value::Float32(text.parse().map_err(|_| bad(&format!("{text:?} is not a float")))?),
+                            Kind::Double => Value::Float64(text.parse().map_err(|_| bad(&format!("{text:?} is not a double")))?),
+                            _ => Value::Text(Cow::Borrowed(text)),
+                        }
+                    }
+                }
+            }
+            6 => {
+                let location = cur.string()?;
+                let value = cur.string()?;
+                if location != self.location {
+                    self.location.clear();
+                    self.location.push_str(location);
+                }
+                Value::Text(Cow::Borrowed(value))
+            }
+            _ => Value::UInt(cur.long()? as u64),
+        })
+    }
+}
+
+fn read_checksum(cur: &mut AvroCursor<'_>) -> FaultResult<RowChecksum> {
+    Ok(RowChecksum {
+        version: cur.int()?,
+        corrupted: cur.boolean()?,
+        current: cur.long()? as u32,
+        previous: cur.long()? as u32,
+    })
+}
+
+/// `TableSchema {database, table, tableID, version, columns, indexes}`.
+pub fn read_table_schema(cur: &mut AvroCursor<'_>) -> FaultResult<TableSchema> {
+    let mut t = TableSchema {
+        schema: cur.string()?.to_string(),
+        table: cur.string()?.to_string(),
+        table_id: cur.long()?,
+        version: cur.long()? as u64,
+        ..Default::default()
+    };
+    cur.each(|cur| {
+        let name = cur.string()?.to_string();
+        let data_type = DataType {
+            mysql_type: cur.string()?.to_string(),
+            charset: cur.string()?.to_string(),
+            collate: cur.string()?.to_string(),
+            length: cur.long()?,
+            decimal: if cur.optional()? { Some(cur.int()?) } else { None },
+            elements: if cur.optional()? {
+                let mut elements = Vec::new();
+                cur.each(|cur| {
+                    elements.push(cur.string()?.to_string());
+                    Ok(())
+                })?;
+                Some(elements)
+            } else {
+                None
+            },
+            unsigned: if cur.optional()? { Some(cur.boolean()?) } else { None },
+            zerofill: if cur.optional()? { Some(cur.boolean()?) } else { None },
+        };
+        let nullable = cur.boolean()?;
+        let default = if cur.optional()? {
+            let raw = cur.bytes()?;
+            if data_type.base().0 == MySqlType::Bit {
+                // The raw bit string, big-endian: the number JSON carries.
+                let n = raw.iter().fold(0u64, |n, &b| (n << 8) | b as u64);
+                DefaultValue::Number(n.to_string())
+            } else {
+                DefaultValue::Text(String::from_utf8_lossy(raw).into_owned())
+            }
+        } else {
+            DefaultValue::Null
+        };
+        t.columns.push(ColumnSchema { name, data_type, nullable, default });
+        Ok(())
+    })?;
+    cur.each(|cur| {
+        let mut index = IndexSchema {
+            name: cur.string()?.to_string(),
+            unique: cur.boolean()?,
+            primary: cur.boolean()?,
+            nullable: cur.boolean()?,
+            columns: Vec::new(),
+        };
+        cur.each(|cur| {
+            index.columns.push(cur.string()?.to_string());
+            Ok(())
+        })?;
+        t.indexes.push(index);
+        Ok(())
+    })?;
+    Ok(t)
+}
+
+// ------------------------------------------------------------------------------------------
+// Writing (used by the encoder).
+
+pub fn write_long(out: &mut Vec<u8>, v: i64) {
+    let mut z = ((v << 1) ^ (v >> 63)) as u64;
+    while z >= 0x80 {
+        out.push((z as u8) | 0x80);
+        z >>= 7;
+    }
+    out.push(z as u8);
+}
+
+pub fn write_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    write_long(out, b.len() as i64);
+    out.extend_from_slice(b);
+}
+
+pub fn write_bool(out: &mut Vec<u8>, b: bool) {
+    out.push(b as u8);
+}
+
+/// `[null, T]` with T present or not.
+pub fn write_optional(out: &mut Vec<u8>, present: bool) {
+    write_long(out, present as i64);
+}
+
+/// Writes a table schema, filling the optional fields as tiflow does: `decimal` for DECIMAL,
+/// `elements` for ENUM/SET, `unsigned`/`zerofill` for numeric types; a BIT default as its raw
+/// big-endian bit string.
+pub fn write_table_schema(out: &mut Vec<u8>, t: &TableSchema) {
+    use MySqlType::*;
+    write_bytes(out, t.schema.as_bytes());
+    write_bytes(out, t.table.as_bytes());
+    write_long(out, t.table_id);
+    write_long(out, t.version as i64);
+    if !t.columns.is_empty() {
+        write_long(out, t.columns.len() as i64);
+        for c in &t.columns {
+            let d = &c.data_type;
+            let base = d.base().0;
+            write_bytes(out, c.name.as_bytes());
+            write_bytes(out, d.mysql_type.as_bytes());
+            write_bytes(out, d.charset.as_bytes());
+            write_bytes(out, d.collate.as_bytes());
+            write_long(out, d.length);
+            let decimal = d.decimal.or((base == Decimal).then_some(0));
+            write_optional(out, decimal.is_some());
+            if let Some(v) = decimal {
+                write_long(out, v as i64);
+            }
+            let no_elements = Vec::new();
+            let elements = d.elements.as_ref().or(matches!(base, Enum | Set).then_some(&no_elements));
+            write_optional(out, elements.is_some());
+            if let Some(elements) = elements {
+                if !elements.is_empty() {
+                    write_long(out, elements.len() as i64);
+                    for e in elements {
+                        write_bytes(out, e.as_bytes());
+                    }
+                }
+                write_long(out, 0);
+            }
+            let numeric = base.is_integer() || matches!(base, Float | Double | Bit | Decimal);
+            for flag in [d.unsigned, d.zerofill] {
+                let flag = flag.or(numeric.then_some(false));
+                write_optional(out, flag.is_some());
+                if let Some(b) = flag {
+                    write_bool(out, b);
+                }
+            }
+            write_bool(out, c.nullable);
+            match &c.default {
+                DefaultValue::Null => write_optional(out, false),
+                DefaultValue::Text(s) => {
+                    write_optional(out, true);
+                    write_bytes(out, s.as_bytes());
+                }
+                DefaultValue::Number(n) if base == Bit => {
+                    write_optional(out, true);
+                    let v: u64 = n.parse().unwrap_or(0);
+                    let width = (((d.length.clamp(1, 64) as usize) + 7) / 8).max(((64 - v.leading_zeros() as usize) + 7) / 8);
+                    write_bytes(out, &v.to_be_bytes()[8 - width.min(8)..]);
+                }
+                DefaultValue::Number(n) => {
+                    write_optional(out, true);
+                    write_bytes(out, n.as_bytes());
+                }
+            }
+        }
+    }
+    write_long(out, 0);
+    if !t.indexes.is_empty() {
+        write_long(out, t.indexes.len() as i64);
+        for index in &t.indexes {
+            write_bytes(out, index.name.as_bytes());
+            write_bool(out, index.unique);
+            write_bool(out, index.primary);
+            write_bool(out, index.nullable);
+            if !index.columns.is_empty() {
+                write_long(out, index.columns.len() as i64);
+                for c in &index.columns {
+                    write_bytes(out, c.as_bytes());
+                }
+            }
+            write_long(out, 0);
+        }
+    }
+    write_long(out, 0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip() {
+        for v in [0i64, 1, -1, 63, -64, 64, i64::MAX, i64::MIN, 449543017000000050] {
+            let mut buf = Vec::new();
+            write_long(&mut buf, v);
+            assert_eq!(AvroCursor::new(&buf).long().unwrap(), v);
+        }
+        assert!(AvroCursor::new(&[0xff; 11]).long().is_err());
+        assert!(AvroCursor::new(&[0x80]).long().is_err());
+    }
+}

@@ -1,0 +1,568 @@
+//! The Simple encoder, both flavours: one Kafka record per event, value only.
+//!
+//! JSON is written byte for byte as tiflow's `encoding/json` output (fixed field order, omitted
+//! empty fields, row images as name-sorted maps of strings, Go's string escaping); Avro as the
+//! raw binary datum of the top-level union, map entries in schema order.
+//!
+//! Row messages only name their schema version, so the encoder keeps what the stream has told
+//! the consumer: the latest `tableSchema` per table from DDL and BOOTSTRAP events, and which
+//! (schema, table, version) were announced. With `send_bootstrap`, a row of a version not yet
+//! announced is preceded by a BOOTSTRAP built from the known schema of that version, or else
+//! from the row's own column types. A DDL's `preTableSchema` is the table's previously known
+//! schema (by table id, then by name), as TiCDC's schema storage provides it.
+//!
+//! `buildTs` is the wall clock unless [`EncodeOptions::build_ts`] fixes it (tests).
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+
+use base64::Engine;
+
+use super::avro::{write_bool, write_bytes, write_long, write_optional, write_table_schema, MESSAGE_BRANCH};
+use super::checksum::row_checksum;
+use super::{write_json_str, ColumnSchema, DataType, DefaultValue, Encoding, IndexSchema, TableSchema, DDL_TYPES};
+use crate::codec::large::{claim_check_body, store_claim_check};
+use crate::codec::{Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
+use crate::error::{Fault, FaultResult};
+use crate::event::{Column, ColumnType, Event, EventKind, MessageEvents, Value};
+use crate::json::JsonCursor;
+use crate::mysql::{MySqlType, TypeDescription};
+
+pub struct SimpleEncoder {
+    encoding: Encoding,
+    options: EncodeOptions,
+    /// The latest schema of each (schema, table) seen in DDL/BOOTSTRAP events.
+    known: HashMap<(String, String), TableSchema>,
+    announced: HashSet<(String, String, u64)>,
+}
+
+/// A row as it will be written.
+struct Row<'e, 'a> {
+    event: &'e Event<'a>,
+    data: Option<&'e [Column<'a>]>,
+    old: Option<&'e [Column<'a>]>,
+    keys_only: Option<&'e [Cow<'a, str>]>,
+    handle_key_only: bool,
+    claim_check: Option<&'e str>,
+    version: u64,
+    table_id: i64,
+}
+
+impl SimpleEncoder {
+    pub fn new(encoding: Encoding, options: &EncodeOptions) -> SimpleEncoder {
+        SimpleEncoder { encoding, options: options.clone(), known: HashMap::new(), announced: HashSet::new() }
+    }
+
+    fn build_ts(&self) -> i64 {
+        self.options.build_ts.unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+        })
+    }
+
+    fn record(&self, value: Vec<u8>) -> FaultResult<Record> {
+        Ok(Record { key: None, value: self.options.compression.compress(&value)? })
+    }
+
+    fn remember(&mut self, schema: &TableSchema) {
+        if schema.schema.is_empty() || schema.table.is_empty() {
+            return;
+        }
+        self.announced.insert((schema.schema.clone(), schema.table.clone(), schema.version));
+        self.known.insert((schema.schema.clone(), schema.table.clone()), schema.clone());
+    }
+
+    fn bootstrap(&self, schema: &TableSchema) -> Vec<u8> {
+        let build_ts = self.build_ts();
+        let mut out = Vec::with_capacity(512);
+        match self.encoding {
+            Encoding::Json => {
+                out.extend_from_slice(format!("{{\"version\":1,\"type\":\"BOOTSTRAP\",\"commitTs\":0,\"buildTs\":{build_ts},\"tableSchema\":").as_bytes());
+                schema.write_json(&mut out);
+                out.push(b'}');
+            }
+            Encoding::Avro => {
+                avro_header(&mut out, 1);
+                write_long(&mut out, 1);
+                write_long(&mut out, build_ts);
+                write_table_schema(&mut out, schema);
+            }
+        }
+        out
+    }
+
+    fn ddl(&self, event: &Event<'_>, schema: Option<&TableSchema>, pre: Option<&TableSchema>) -> Vec<u8> {
+        let build_ts = self.build_ts();
+        let kind = ddl_category(event.ddl_type.as_deref());
+        let sql = event.ddl.as_deref().unwrap_or("");
+        let mut out = Vec::with_capacity(512 + sql.len());
+        match self.encoding {
+            Encoding::Json => {
+                out.extend_from_slice(format!("{{\"version\":1,\"type\":\"{kind}\"").as_bytes());
+                if !sql.is_empty() {
+                    out.extend_from_slice(b",\"sql\":");
+                    write_json_str(&mut out, sql);
+                }
+                out.extend_from_slice(format!(",\"commitTs\":{},\"buildTs\":{build_ts}", event.commit_ts).as_bytes());
+                for (name, s) in [("tableSchema", schema), ("preTableSchema", pre)] {
+                    if let Some(s) = s {
+                        out.extend_from_slice(format!(",\"{name}\":").as_bytes());
+                        s.write_json(&mut out);
+                    }
+                }
+                out.push(b'}');
+            }
+            Encoding::Avro => {
+                avro_header(&mut out, 2);
+                write_long(&mut out, 1);
+                write_long(&mut out, DDL_TYPES.iter().position(|t| *t == kind).unwrap_or(7) as i64);
+                write_bytes(&mut out, sql.as_bytes());
+                write_long(&mut out, event.commit_ts as i64);
+                write_long(&mut out, build_ts);
+                for s in [schema, pre] {
+                    write_optional(&mut out, s.is_some());
+                    if let Some(s) = s {
+                        write_table_schema(&mut out, s);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn watermark(&self, commit_ts: u64) -> Vec<u8> {
+        let build_ts = self.build_ts();
+        match self.encoding {
+            Encoding::Json => {
+                format!("{{\"version\":1,\"type\":\"WATERMARK\",\"commitTs\":{commit_ts},\"buildTs\":{build_ts}}}").into_bytes()
+            }
+            Encoding::Avro => {
+                let mut out = Vec::with_capacity(24);
+                avro_header(&mut out, 0);
+                write_long(&mut out, 1);
+                write_long(&mut out, commit_ts as i64);
+                write_long(&mut out, build_ts);
+                out
+            }
+        }
+    }
+
+    fn row(&self, row: &Row<'_, '_>) -> FaultResult<Vec<u8>> {
+        let e = row.event;
+        let tz = self.options.timezone.as_str();
+        let checksum = if self.options.enable_row_checksum {
+            let current = row.data.map(|c| row_checksum(c, tz)).transpose()?.unwrap_or(0);
+            let previous = row.old.map(|c| row_checksum(c, tz)).transpose()?.unwrap_or(0);
+            Some((current, previous))
+        } else {
+            None
+        };
+        let keep = |c: &&Column<'_>| row.keys_only.is_none_or(|keys| keys.iter().any(|k| *k == c.name));
+        let build_ts = self.build_ts();
+        let kind = e.kind.as_str();
+        let (database, table) = (e.schema.as_deref().unwrap_or(""), e.table.as_deref().unwrap_or(""));
+        let mut out = Vec::with_capacity(1024);
+        match self.encoding {
+            Encoding::Json => {
+                out.extend_from_slice(b"{\"version\":1");
+                if !database.is_empty() {
+                    out.extend_from_slice(b",\"database\":");
+                    write_json_str(&mut out, database);
+                }
+                if !table.is_empty() {
+                    out.extend_from_slice(b",\"table\":");
+                    write_json_str(&mut out, table);
+                }
+                if row.table_id != 0 {
+                    out.extend_from_slice(format!(",\"tableID\":{}", row.table_id).as_bytes());
+                }
+                out.extend_from_slice(format!(",\"type\":\"{kind}\",\"commitTs\":{},\"buildTs\":{build_ts}", e.commit_ts).as_bytes());
+                if row.version != 0 {
+                    out.extend_from_slice(format!(",\"schemaVersion\":{}", row.version).as_bytes());
+                }
+                if let Some(location) = row.claim_check {
+                    out.extend_from_slice(b",\"claimCheckLocation\":");
+                    write_json_str(&mut out, location);
+                }
+                if row.handle_key_only {
+                    out.extend_from_slice(b",\"handleKeyOnly\":true");
+                }
+                if let Some((current, previous)) = checksum {
+                    out.extend_from_slice(
+                        format!(",\"checksum\":{{\"version\":1,\"corrupted\":false,\"current\":{current},\"previous\":{previous}}}").as_bytes(),
+                    );
+                }
+                for (name, image) in [("data", row.data), ("old", row.old)] {
+                    let mut columns: Vec<&Column<'_>> = image.unwrap_or(&[]).iter().filter(keep).collect();
+                    if columns.is_empty() {
+                        continue;
+                    }
+                    columns.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+                    out.extend_from_slice(format!(",\"{name}\":{{").as_bytes());
+                    for (i, c) in columns.iter().enumerate() {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        write_json_str(&mut out, &c.name);
+                        out.push(b':');
+                        write_json_value(&mut out, c, tz)?;
+                    }
+                    out.push(b'}');
+                }
+                out.push(b'}');
+            }
+            Encoding::Avro => {
+                avro_header(&mut out, 3);
+                write_long(&mut out, 1);
+                write_bytes(&mut out, database.as_bytes());
+                write_bytes(&mut out, table.as_bytes());
+                write_long(&mut out, row.table_id);
+                write_long(&mut out, ["INSERT", "UPDATE", "DELETE"].iter().position(|k| *k == kind).unwrap_or(0) as i64);
+                write_long(&mut out, e.commit_ts as i64);
+                write_long(&mut out, build_ts);
+                write_long(&mut out, row.version as i64);
+                write_optional(&mut out, row.claim_check.is_some());
+                if let Some(location) = row.claim_check {
+                    write_bytes(&mut out, location.as_bytes());
+                }
+                let large = self.options.large_message_handle != LargeMessageHandle::None || row.handle_key_only;
+                write_optional(&mut out, large);
+                if large {
+                    write_bool(&mut out, row.handle_key_only);
+                }
+                write_optional(&mut out, checksum.is_some());
+                if let Some((current, previous)) = checksum {
+                    write_long(&mut out, 1);
+                    write_bool(&mut out, false);
+                    write_long(&mut out, current as i64);
+                    write_long(&mut out, previous as i64);
+                }
+                for image in [row.data, row.old] {
+                    write_optional(&mut out, image.is_some());
+                    let Some(image) = image else { continue };
+                    let columns: Vec<&Column<'_>> = image.iter().filter(keep).collect();
+                    if !columns.is_empty() {
+                        write_long(&mut out, columns.len() as i64);
+                        for c in columns {
+                            write_bytes(&mut out, c.name.as_bytes());
+                            write_avro_value(&mut out, c, tz)?;
+                        }
+                    }
+                    write_long(&mut out, 0);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Encodes a row, applying the large-message option when it is too large.
+    fn encode_row(&mut self, events: &MessageEvents<'_>, e: &Event<'_>, out: &mut Vec<Record>) -> FaultResult<()> {
+        let (schema, table) = (e.schema.as_deref().unwrap_or(""), e.table.as_deref().unwrap_or(""));
+        let known = self.known.get(&(schema.to_string(), table.to_string()));
+        let version = e.schema_version.or(known.map(|k| k.version)).unwrap_or(0);
+        let table_id = e.table_id.or(known.map(|k| k.table_id)).unwrap_or(0);
+        let key = (schema.to_string(), table.to_string(), version);
+        if self.options.send_bootstrap && !self.announced.contains(&key) {
+            let schema = match known.filter(|k| k.version == version) {
+                Some(k) => k.clone(),
+                None => schema_from_columns(events, e, version, table_id),
+            };
+            out.push(self.record(self.bootstrap(&schema))?);
+            self.announced.insert(key);
+        }
+        let (data, old) = match e.kind {
+            EventKind::Insert => (Some(events.after(e)), None),
+            EventKind::Delete => (None, Some(events.before(e))),
+            _ => (Some(events.after(e)), e.before.is_some().then(|| events.before(e))),
+        };
+        let mut row = Row {
+            event: e,
+            data,
+            old,
+            keys_only: None,
+            handle_key_only: e.handle_key_only,
+            claim_check: e.claim_check.as_deref().filter(|_| e.handle_key_only),
+            version,
+            table_id,
+        };
+        let mut record = self.record(self.row(&row)?)?;
+        let limit = self.options.max_message_bytes;
+        if record.value.len() > limit {
+            match self.options.large_message_handle {
+                LargeMessageHandle::None => {
+                    return Err(Fault::new(0, format!("message of {} bytes exceeds max-message-bytes {limit}", record.value.len())));
+                }
+                LargeMessageHandle::ClaimCheck => {
+                    let dir = self.options.claim_check_dir.as_ref().ok_or_else(|| Fault::new(0, "claim-check needs claim_check_dir"))?;
+                    let body = claim_check_body(None, &record.value, self.options.claim_check_raw_value);
+                    let location = store_claim_check(dir, &body)?;
+                    row.keys_only = Some(events.keys(e));
+                    row.handle_key_only = true;
+                    row.claim_check = Some(&location);
+                    record = self.record(self.row(&row)?)?;
+                }
+                LargeMessageHandle::HandleKeyOnly => {
+                    row.keys_only = Some(events.keys(e));
+                    row.handle_key_only = true;
+                    record = self.record(self.row(&row)?)?;
+                }
+            }
+            if record.value.len() > limit {
+                return Err(Fault::new(0, format!("handle-key-only message of {} bytes still exceeds {limit}", record.value.len())));
+            }
+        }
+        out.push(record);
+        Ok(())
+    }
+
+    /// The schema a DDL replaces: the known one with the same table id, else the same name.
+    fn previous_schema(&self, kind: &str, schema: Option<&TableSchema>, e: &Event<'_>) -> Option<TableSchema> {
+        if matches!(kind, "CREATE" | "QUERY") {
+            return None;
+        }
+        let by_id = schema.and_then(|s| self.known.values().find(|k| k.table_id == s.table_id && s.table_id != 0));
+        let name = (e.schema.as_deref().unwrap_or("").to_string(), e.table.as_deref().unwrap_or("").to_string());
+        by_id.or_else(|| self.known.get(&name)).cloned()
+    }
+}
+
+impl Encode for SimpleEncoder {
+    fn protocol(&self) -> Protocol {
+        self.encoding.protocol()
+    }
+
+    fn encode(&mut self, events: &MessageEvents<'_>, e: &Event<'_>, out: &mut Vec<Record>) -> FaultResult<()> {
+        match e.kind {
+            EventKind::Watermark => {
+                let value = self.watermark(e.commit_ts);
+                out.push(self.record(value)?);
+            }
+            EventKind::Bootstrap => {
+                let schema = match e.table_schema.as_deref() {
+                    Some(text) => parse_schema(text)?,
+                    None => {
+                        let name = (e.schema.as_deref().unwrap_or("").to_string(), e.table.as_deref().unwrap_or("").to_string());
+                        self.known.get(&name).cloned().ok_or_else(|| Fault::new(0, "BOOTSTRAP event without a table schema"))?
+                    }
+                };
+                out.push(self.record(self.bootstrap(&schema))?);
+                self.remember(&schema);
+            }
+            EventKind::Ddl => {
+                let schema = e.table_schema.as_deref().map(parse_schema).transpose()?;
+                let kind = ddl_category(e.ddl_type.as_deref());
+                let pre = self.previous_schema(kind, schema.as_ref(), e);
+                out.push(self.record(self.ddl(e, schema.as_ref(), pre.as_ref()))?);
+                if let Some(schema) = &schema {
+                    self.remember(schema);
+                }
+            }
+            EventKind::Insert | EventKind::Update | EventKind::Delete => self.encode_row(events, e, out)?,
+        }
+        Ok(())
+    }
+}
+
+fn parse_schema(text: &str) -> FaultResult<TableSchema> {
+    let mut cur = JsonCursor::new(text.as_bytes())?;
+    TableSchema::read_json(&mut cur).map_err(|f| Fault::new(f.offset, format!("table schema: {}", f.reason)))
+}
+
+/// Message union branch, message type and payload branch.
+fn avro_header(out: &mut Vec<u8>, kind: i64) {
+    write_long(out, MESSAGE_BRANCH);
+    write_long(out, kind);
+    write_long(out, kind);
+}
+
+/// The DDL category: as carried by Simple/Canal-JSON, or from a TiDB action code (open, craft).
+fn ddl_category(ddl_type: Option<&str>) -> &'static str {
+    let Some(t) = ddl_type else { return "QUERY" };
+    if let Some(k) = DDL_TYPES.iter().find(|k| **k == t) {
+        return k;
+    }
+    match t.parse::<u32>() {
+        Ok(3) => "CREATE",
+        Ok(14 | 47) => "RENAME",
+        Ok(7 | 9 | 32) => "CINDEX",
+        Ok(8 | 10 | 33) => "DINDEX",
+        Ok(4) => "ERASE",
+        Ok(11) => "TRUNCATE",
+        Ok(5 | 6 | 12 | 13 | 15 | 17 | 18 | 19 | 20 | 22 | 23 | 41 | 61 | 64 | 71 | 72) => "ALTER",
+        _ => "QUERY",
+    }
+}
+
+/// A table schema from a row's own column types, for a BOOTSTRAP when no DDL told us more.
+fn schema_from_columns(events: &MessageEvents<'_>, e: &Event<'_>, version: u64, table_id: i64) -> TableSchema {
+    let image = if e.after.is_some() { events.after(e) } else { events.before(e) };
+    let keys: Vec<String> = events.keys(e).iter().map(|k| k.to_string()).collect();
+    let columns = image
+        .iter()
+        .map(|c| {
+            let mut desc = c.ty.text.as_deref().map(TypeDescription::parse);
+            // `datetime(3)`: the argument is the fractional precision, carried as `decimal`.
+            if let Some(d) = desc.as_mut().filter(|_| matches!(c.ty.base, MySqlType::DateTime | MySqlType::Timestamp | MySqlType::Time)) {
+                d.scale = d.length.take().filter(|&fsp| fsp > 0);
+            }
+            let text_charset = (c.ty.base.is_string() && !c.ty.binary) || matches!(c.ty.base, MySqlType::Enum | MySqlType::Set);
+            let (charset, collate) = if text_charset { ("utf8mb4", "utf8mb4_bin") } else { ("binary", "binary") };
+            let numeric = c.ty.base.is_integer() || matches!(c.ty.base, MySqlType::Float | MySqlType::Double | MySqlType::Decimal | MySqlType::Bit);
+            let unsigned = c.ty.unsigned || matches!(c.ty.base, MySqlType::Bit | MySqlType::Year);
+            ColumnSchema {
+                name: c.name.to_string(),
+                data_type: DataType {
+                    mysql_type: c.ty.base.name(c.ty.binary).to_string(),
+                    charset: charset.into(),
+                    collate: collate.into(),
+                    length: desc.as_ref().and_then(|d| d.length).unwrap_or(0) as i64,
+                    decimal: desc.as_ref().and_then(|d| d.scale).map(|s| s as i32),
+                    elements: desc.as_ref().filter(|d| !d.members.is_empty()).map(|d| d.members.clone()),
+                    unsigned: (numeric && unsigned).then_some(true),
+                    zerofill: (c.ty.base == MySqlType::Year).then_some(true),
+                },
+                nullable: !keys.iter().any(|k| *k == c.name),
+                default: DefaultValue::Null,
+            }
+        })
+        .collect();
+    let indexes = if keys.is_empty() {
+        Vec::new()
+    } else {
+        vec![IndexSchema { name: "primary".into(), unique: true, primary: true, nullable: false, columns: keys }]
+    };
+    TableSchema {
+        schema: e.schema.as_deref().unwrap_or("").into(),
+        table: e.table.as_deref().unwrap_or("").into(),
+        table_id,
+        version,
+        columns,
+        indexes,
+    }
+}
+
+fn is_binary_string(ty: &ColumnType<'_>) -> bool {
+    ty.binary && (ty.base.is_string() || ty.base == MySqlType::Geometry)
+}
+
+fn integer_of(c: &Column<'_>) -> FaultResult<i64> {
+    match &c.value {
+        Value::Int(v) => Ok(*v),
+        Value::UInt(v) => Ok(*v as i64),
+        Value::Text(t) => t.parse::<i64>().or_else(|_| t.parse::<u64>().map(|v| v as i64)).map_err(|_| not_a(c, "an integer")),
+        Value::Float32(v) if v.fract() == 0.0 => Ok(*v as i64),
+        Value::Float64(v) if v.fract() == 0.0 => Ok(*v as i64),
+        _ => Err(not_a(c, "an integer")),
+    }
+}
+
+fn float_of(c: &Column<'_>) -> FaultResult<f64> {
+    let v = match &c.value {
+        Value::Float32(v) => *v as f64,
+        Value::Float64(v) => *v,
+        Value::Int(v) => *v as f64,
+        Value::UInt(v) => *v as f64,
+        Value::Text(t) => t.parse().map_err(|_| not_a(c, "a number"))?,
+        _ => return Err(not_a(c, "a number")),
+    };
+    Ok(if v.is_finite() { v } else { 0.0 })
+}
+
+fn not_a(c: &Column<'_>, what: &str) -> Fault {
+    Fault::new(c.at, format!("column {}: value is not {what}", c.name))
+}
+
+/// MySQL's text form of a value, rendered from the column's type.
+fn value_text<'v>(c: &'v Column<'_>) -> FaultResult<Cow<'v, str>> {
+    Ok(match (&c.value, c.ty.base) {
+        (Value::Float32(v), MySqlType::Float) => Cow::Owned(if v.is_finite() { v.to_string() } else { "0".into() }),
+        (Value::Float64(v), MySqlType::Float) => Cow::Owned(if v.is_finite() { (*v as f32).to_string() } else { "0".into() }),
+        (Value::Float32(_) | Value::Float64(_), _) => Cow::Owned(float_of(c)?.to_string()),
+        (Value::Int(v), _) => Cow::Owned(v.to_string()),
+        (Value::UInt(v), _) => Cow::Owned(v.to_string()),
+        (Value::Text(t), _) => Cow::Borrowed(t.as_ref()),
+        (Value::Bytes(b), _) => String::from_utf8_lossy(b),
+        (Value::Null, _) => Cow::Borrowed(""),
+    })
+}
+
+fn write_json_value(out: &mut Vec<u8>, c: &Column<'_>, tz: &str) -> FaultResult<()> {
+    if c.value.is_null() {
+        out.extend_from_slice(b"null");
+        return Ok(());
+    }
+    if c.ty.base == MySqlType::Timestamp {
+        out.extend_from_slice(b"{\"location\":");
+        write_json_str(out, tz);
+        out.extend_from_slice(b",\"value\":");
+        write_json_str(out, &value_text(c)?);
+        out.push(b'}');
+        return Ok(());
+    }
+    if is_binary_string(&c.ty) {
+        let bytes: &[u8] = match &c.value {
+            Value::Bytes(b) => b,
+            Value::Text(t) => t.as_bytes(),
+            _ => return Err(not_a(c, "bytes")),
+        };
+        out.push(b'"');
+        let mut encoded = String::with_capacity(bytes.len() * 4 / 3 + 4);
+        base64::engine::general_purpose::STANDARD.encode_string(bytes, &mut encoded);
+        out.extend_from_slice(encoded.as_bytes());
+        out.push(b'"');
+        return Ok(());
+    }
+    if c.ty.base.is_integer() || matches!(c.ty.base, MySqlType::Enum | MySqlType::Set | MySqlType::Bit) {
+        // Checked, so that a bad value fails here rather than in the consumer.
+        let text = value_text(c)?;
+        if text.parse::<i64>().is_err() && text.parse::<u64>().is_err() {
+            return Err(not_a(c, "an integer"));
+        }
+        write_json_str(out, &text);
+        return Ok(());
+    }
+    write_json_str(out, &value_text(c)?);
+    Ok(())
+}
+
+fn write_avro_value(out: &mut Vec<u8>, c: &Column<'_>, tz: &str) -> FaultResult<()> {
+    use MySqlType::*;
+    if c.value.is_null() {
+        write_long(out, 0);
+        return Ok(());
+    }
+    match c.ty.base {
+        Timestamp => {
+            write_long(out, 6);
+            write_bytes(out, tz.as_bytes());
+            write_bytes(out, value_text(c)?.as_bytes());
+        }
+        BigInt if c.ty.unsigned => {
+            write_long(out, 7);
+            write_long(out, integer_of(c)?);
+        }
+        TinyInt | SmallInt | MediumInt | Int | BigInt | Year | Enum | Set | Bit => {
+            write_long(out, 1);
+            write_long(out, integer_of(c)?);
+        }
+        Float => {
+            write_long(out, 2);
+            out.extend_from_slice(&(float_of(c)? as f32).to_le_bytes());
+        }
+        Double => {
+            write_long(out, 3);
+            out.extend_from_slice(&float_of(c)?.to_le_bytes());
+        }
+        _ if is_binary_string(&c.ty) => {
+            write_long(out, 5);
+            match &c.value {
+                Value::Bytes(b) => write_bytes(out, b),
+                _ => write_bytes(out, value_text(c)?.as_bytes()),
+            }
+        }
+        _ => {
+            write_long(out, 4);
+            write_bytes(out, value_text(c)?.as_bytes());
+        }
+    }
+    Ok(())
+}

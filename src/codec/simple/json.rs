@@ -1,0 +1,347 @@
+//! Simple's JSON flavour: one object per Kafka value, read in one pass with the [`JsonCursor`].
+//!
+//! TiCDC writes `database`, `table` and `schemaVersion` before `data`/`old`, so the row's schema
+//! is found before its images and each value is converted as it is read. A producer that writes
+//! the images first gets them skipped and read again at the end. Every non-NULL value is a
+//! string (TIMESTAMP an object `{location, value}`); the cached schema says what it holds.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use base64::Engine;
+
+use super::checksum::RowChecksum;
+use super::{finish_row, ImageOrder, Kind, Outcome, RowHeader, State, Table, TableColumn, TableSchema};
+use crate::error::{Fault, FaultResult};
+use crate::event::{Column, Event, EventKind, MessageEvents, Text, Value};
+use crate::json::JsonCursor;
+
+#[derive(Default)]
+pub struct JsonDecoder {
+    /// The zone of the last TIMESTAMP value read (for checksums).
+    location: String,
+}
+
+/// Where a row image is.
+#[derive(Clone)]
+enum Image {
+    Absent,
+    Read(Range<usize>),
+    /// Met before the schema was known: its offset, read at the end.
+    Deferred(usize),
+}
+
+struct Header<'a> {
+    kind: Option<Text<'a>>,
+    database: Option<Text<'a>>,
+    table: Option<Text<'a>>,
+    table_id: Option<i64>,
+    sql: Option<Text<'a>>,
+    commit_ts: u64,
+    schema_version: u64,
+    claim_check: Option<Text<'a>>,
+    handle_key_only: bool,
+    checksum: Option<RowChecksum>,
+    data: Image,
+    old: Image,
+    table_schema: Option<(TableSchema, &'a str)>,
+    pre_table_schema: Option<TableSchema>,
+}
+
+impl JsonDecoder {
+    pub fn decode<'a>(&mut self, state: &mut State, value: &'a [u8], out: &mut MessageEvents<'a>) -> FaultResult<Outcome> {
+        let mut cur = JsonCursor::new(value)?;
+        let mut h = Header {
+            kind: None,
+            database: None,
+            table: None,
+            table_id: None,
+            sql: None,
+            commit_ts: 0,
+            schema_version: 0,
+            claim_check: None,
+            handle_key_only: false,
+            checksum: None,
+            data: Image::Absent,
+            old: Image::Absent,
+            table_schema: None,
+            pre_table_schema: None,
+        };
+        cur.begin_object()?;
+        let mut first = true;
+        while let Some(key) = cur.next_key(&mut first)? {
+            match key.as_ref() {
+                "type" => h.kind = Some(cur.string()?),
+                "database" => h.database = Some(cur.string()?),
+                "table" => h.table = Some(cur.string()?),
+                "tableID" => h.table_id = Some(cur.i64()?),
+                "sql" => h.sql = Some(cur.string()?),
+                "commitTs" => h.commit_ts = cur.u64()?,
+                "schemaVersion" => h.schema_version = cur.u64()?,
+                "claimCheckLocation" => h.claim_check = if cur.null()? { None } else { Some(cur.string()?) },
+                "handleKeyOnly" => h.handle_key_only = !cur.null()? && cur.bool()?,
+                "checksum" => h.checksum = read_checksum(&mut cur)?,
+                "data" | "old" => {
+                    let image = self.image(&mut cur, state, &h, out)?;
+                    if key == "data" { h.data = image } else { h.old = image }
+                }
+                "tableSchema" | "preTableSchema" => {
+                    if cur.null()? {
+                        continue;
+                    }
+                    cur.peek();
+                    let start = cur.offset();
+                    let schema = TableSchema::read_json(&mut cur)?;
+                    if key == "tableSchema" {
+                        let text = std::str::from_utf8(&value[start..cur.offset()]).expect("checked UTF-8, cut at JSON tokens");
+                        h.table_schema = Some((schema, text));
+                    } else {
+                        h.pre_table_schema = Some(schema);
+                    }
+                }
+                _ => cur.skip_value()?,
+            }
+        }
+        if !cur.at_end() {
+            return Err(cur.fault("data after the message object"));
+        }
+        self.emit(&mut cur, state, h, out)
+    }
+
+    /// Reads a row image now if its schema is known, else skips it for later.
+    fn image<'a>(
+        &mut self,
+        cur: &mut JsonCursor<'a>,
+        state: &mut State,
+        h: &Header<'a>,
+        out: &mut MessageEvents<'a>,
+    ) -> FaultResult<Image> {
+        if cur.null()? {
+            return Ok(Image::Absent);
+        }
+        let at = cur.offset();
+        let (Some(db), Some(tb)) = (&h.database, &h.table) else {
+            cur.skip_value()?;
+            return Ok(Image::Deferred(at));
+        };
+        let State { cache, order, .. } = state;
+        match cache.get(db, tb, h.schema_version) {
+            Some(table) => Ok(Image::Read(self.read_image(cur, table, order, out)?)),
+            None => {
+                cur.skip_value()?;
+                Ok(Image::Deferred(at))
+            }
+        }
+    }
+
+    fn read_image<'a>(
+        &mut self,
+        cur: &mut JsonCursor<'a>,
+        table: &Table,
+        order: &mut ImageOrder,
+        out: &mut MessageEvents<'a>,
+    ) -> FaultResult<Range<usize>> {
+        cur.begin_object()?;
+        order.begin(table.columns.len());
+        let start = out.columns.len();
+        let mut first = true;
+        let mut nth = 0;
+        while let Some(name) = cur.next_key(&mut first)? {
+            let found = table.find(&name, nth);
+            nth += 1;
+            let Some(i) = found else {
+                // Go reads the schema's columns only; others are ignored.
+                cur.skip_value()?;
+                continue;
+            };
+            if !order.note(i) {
+                return Err(cur.fault(format!("column {name} appears twice")));
+            }
+            let column = &table.columns[i];
+            let at = cur.offset();
+            let value = self.read_value(cur, column)?;
+            out.columns.push(Column { name, ty: column.ty.clone(), value, at });
+        }
+        order.sort(out, start);
+        Ok(start..out.columns.len())
+    }
+
+    #[inline]
+    fn read_value<'a>(&mut self, cur: &mut JsonCursor<'a>, column: &TableColumn) -> FaultResult<Value<'a>> {
+        match cur.peek() {
+            Some(b'"') => {
+                let at = cur.offset();
+                let text = cur.string()?;
+                convert(column, text, at)
+            }
+            Some(b'n') => {
+                cur.null()?;
+                Ok(Value::Null)
+            }
+            Some(b'{') if column.kind == Kind::Timestamp => self.read_timestamp(cur, column),
+            Some(b'-' | b'0'..=b'9') => {
+                let at = cur.offset();
+                let text = cur.number_text()?;
+                convert(column, Cow::Borrowed(text), at)
+            }
+            _ => Err(cur.fault(format!("column {}: expected a string or null", column.name))),
+        }
+    }
+
+    /// `{"location":"UTC","value":"2020-01-01 00:00:00"}`: the value text; the zone is kept for
+    /// checksums.
+    fn read_timestamp<'a>(&mut self, cur: &mut JsonCursor<'a>, column: &TableColumn) -> FaultResult<Value<'a>> {
+        let at = cur.offset();
+        cur.begin_object()?;
+        let mut first = true;
+        let mut value = None;
+        while let Some(key) = cur.next_key(&mut first)? {
+            match key.as_ref() {
+                "value" => value = Some(cur.string()?),
+                "location" => {
+                    let location = cur.string()?;
+                    if location != self.location {
+                        self.location.clear();
+                        self.location.push_str(&location);
+                    }
+                }
+                _ => cur.skip_value()?,
+            }
+        }
+        value
+            .map(Value::Text)
+            .ok_or_else(|| Fault::new(at, format!("column {}: timestamp object without a value", column.name)))
+    }
+
+    fn emit<'a>(
+        &mut self,
+        cur: &mut JsonCursor<'a>,
+        state: &mut State,
+        h: Header<'a>,
+        out: &mut MessageEvents<'a>,
+    ) -> FaultResult<Outcome> {
+        let kind = h.kind.clone().ok_or_else(|| Fault::new(0, "message has no type"))?;
+        let row_kind = match kind.as_ref() {
+            "WATERMARK" => {
+                out.events.push(Event::new(EventKind::Watermark, h.commit_ts));
+                return Ok(Outcome::Decoded);
+            }
+            "BOOTSTRAP" => {
+                let (schema, text) = h.table_schema.ok_or_else(|| Fault::new(0, "BOOTSTRAP message without tableSchema"))?;
+                let mut event = schema_event(EventKind::Bootstrap, 0, &schema);
+                event.table_schema = Some(Cow::Borrowed(text));
+                out.events.push(event);
+                state.learn(schema);
+                return Ok(Outcome::Decoded);
+            }
+            "INSERT" => EventKind::Insert,
+            "UPDATE" => EventKind::Update,
+            "DELETE" => EventKind::Delete,
+            k if super::is_ddl_type(k) => {
+                let mut event = match &h.table_schema {
+                    Some((schema, text)) => {
+                        let mut e = schema_event(EventKind::Ddl, h.commit_ts, schema);
+                        e.table_schema = Some(Cow::Borrowed(*text));
+                        e
+                    }
+                    None => Event::new(EventKind::Ddl, h.commit_ts),
+                };
+                event.ddl = h.sql;
+                event.ddl_type = Some(kind);
+                out.events.push(event);
+                if let Some(pre) = h.pre_table_schema {
+                    state.learn(pre);
+                }
+                if let Some((schema, _)) = h.table_schema {
+                    state.learn(schema);
+                }
+                return Ok(Outcome::Decoded);
+            }
+            other => return Err(Fault::new(0, format!("unknown message type {other:?}"))),
+        };
+        let (Some(database), Some(table_name)) = (h.database, h.table) else {
+            return Err(Fault::new(0, format!("{kind} message without database and table")));
+        };
+        let State { cache, order, verify_checksum, .. } = state;
+        let Some(table) = cache.get(&database, &table_name, h.schema_version) else {
+            return Ok(Outcome::Wait {
+                schema: database.into_owned(),
+                table: table_name.into_owned(),
+                version: h.schema_version,
+            });
+        };
+        let mut read = |image: Image, out: &mut MessageEvents<'a>| -> FaultResult<Option<Range<usize>>> {
+            Ok(match image {
+                Image::Absent => None,
+                Image::Read(range) => Some(range),
+                Image::Deferred(at) => {
+                    cur.seek(at);
+                    Some(self.read_image(cur, table, order, out)?)
+                }
+            })
+        };
+        let data = read(h.data, out)?;
+        let old = read(h.old, out)?;
+        let row = RowHeader {
+            kind: row_kind,
+            commit_ts: h.commit_ts,
+            database,
+            table: table_name,
+            table_id: h.table_id,
+            schema_version: h.schema_version,
+            claim_check: h.claim_check,
+            handle_key_only: h.handle_key_only,
+            checksum: h.checksum.filter(|_| *verify_checksum),
+        };
+        finish_row(row, table, data, old, &self.location, out)?;
+        Ok(Outcome::Decoded)
+    }
+}
+
+/// A DDL or BOOTSTRAP event naming the table its schema describes.
+pub(super) fn schema_event<'a>(kind: EventKind, commit_ts: u64, schema: &TableSchema) -> Event<'a> {
+    let mut event = Event::new(kind, commit_ts);
+    event.schema = (!schema.schema.is_empty()).then(|| Cow::Owned(schema.schema.clone()));
+    event.table = (!schema.table.is_empty()).then(|| Cow::Owned(schema.table.clone()));
+    event.table_id = Some(schema.table_id);
+    event.schema_version = Some(schema.version);
+    event
+}
+
+/// A JSON string (or, from other producers, a number) as the column's value.
+#[inline]
+fn convert<'a>(column: &TableColumn, text: Text<'a>, at: usize) -> FaultResult<Value<'a>> {
+    let bad = |text: &str| Fault::new(at, format!("column {}: {text:?} is not a valid {} value", column.name, column.ty.base.name(column.ty.binary)));
+    Ok(match column.kind {
+        Kind::Signed => Value::Int(text.parse().map_err(|_| bad(&text))?),
+        Kind::Unsigned => Value::UInt(text.parse().map_err(|_| bad(&text))?),
+        Kind::Float => Value::Float32(text.parse().map_err(|_| bad(&text))?),
+        Kind::Double => Value::Float64(text.parse().map_err(|_| bad(&text))?),
+        Kind::Binary => {
+            let bytes = base64::engine::general_purpose::STANDARD.decode(text.as_bytes()).map_err(|_| bad(&text))?;
+            Value::Bytes(Cow::Owned(bytes))
+        }
+        Kind::Timestamp | Kind::Text => Value::Text(text),
+    })
+}
+
+fn read_checksum(cur: &mut JsonCursor<'_>) -> FaultResult<Option<RowChecksum>> {
+    if cur.null()? {
+        return Ok(None);
+    }
+    let mut c = RowChecksum::default();
+    cur.begin_object()?;
+    let mut first = true;
+    while let Some(key) = cur.next_key(&mut first)? {
+        let at = cur.offset();
+        let u32_value = |v: u64| u32::try_from(v).map_err(|_| Fault::new(at, "checksum does not fit 32 bits"));
+        match key.as_ref() {
+            "version" => c.version = i32::try_from(cur.i64()?).map_err(|_| Fault::new(at, "bad checksum version"))?,
+            "corrupted" => c.corrupted = cur.bool()?,
+            "current" => c.current = u32_value(cur.u64()?)?,
+            "previous" => c.previous = u32_value(cur.u64()?)?,
+            _ => cur.skip_value()?,
+        }
+    }
+    Ok(Some(c))
+}
