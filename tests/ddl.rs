@@ -131,9 +131,9 @@ fn primary_keys() {
 
 #[test]
 fn names_and_odd_spellings() {
-    let def = parse_create_table("CREATE TABLE `my db`.`my``table` (`select` INT, `key` varchar(3), key int)").unwrap();
+    let def = parse_create_table("CREATE TABLE `my db`.`my``table` (`select` INT, `key` varchar(3), `int` int)").unwrap();
     assert_eq!((def.schema.as_str(), def.table.as_str()), ("my db", "my`table"));
-    assert_eq!(types(&def), [("select", "int", true), ("key", "varchar(3)", true), ("key", "int", true)]);
+    assert_eq!(types(&def), [("select", "int", true), ("key", "varchar(3)", true), ("int", "int", true)]);
     let def = parse_create_table("create temporary table t (a integer, b numeric(5), c real, d nvarchar(4), e int8)").unwrap();
     assert_eq!(def.schema, "");
     assert_eq!(
@@ -243,9 +243,10 @@ fn vector_table_definitions() {
         for file in std::fs::read_dir(&dir).unwrap() {
             let path = file.unwrap().path();
             let vector = read_json(&path);
-            for event in vector["expected"].as_array().unwrap() {
+            for event in vector["expected"].as_array().into_iter().flatten() {
                 let Some(query) = event["query"].as_str() else { continue };
-                if !query.to_ascii_lowercase().starts_with("create table") || query.contains("...") {
+                // (The spec documents also show bodiless `create table a` and elided `(...)` examples.)
+                if !query.to_ascii_lowercase().starts_with("create table") || query.contains("...") || !query.contains('(') {
                     continue;
                 }
                 let query = query.trim_end_matches(';');
