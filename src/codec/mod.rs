@@ -6,6 +6,7 @@
 //! policy, message indexes — live in the batch driver ([`crate::arrow::BatchDecoder`]).
 
 pub mod canal_json;
+pub mod canal_json_encode;
 pub mod large;
 
 use std::path::PathBuf;
@@ -49,8 +50,11 @@ impl Protocol {
     }
 
     /// The encoder for this protocol, or None while it is not implemented.
-    pub fn encoder(self, _options: &EncodeOptions) -> Option<Box<dyn Encode>> {
-        None
+    pub fn encoder(self, options: &EncodeOptions) -> Option<Box<dyn Encode>> {
+        match self {
+            Protocol::CanalJson => Some(Box::new(canal_json_encode::CanalJsonEncoder::new(options))),
+            _ => None,
+        }
     }
 
     /// The codec for this protocol, or None while it is not implemented.
