@@ -246,7 +246,7 @@ fn values_from_typed_arrow_render_by_column_type() {
         vec![
             col("id", MySqlType::Int, "int", Value::Int(7)),
             col("u", MySqlType::BigInt, "bigint unsigned", Value::UInt(u64::MAX)),
-            col("f", MySqlType::Float, "float", Value::Float32(3.14)),
+            col("f", MySqlType::Float, "float", Value::Float32(0.1)),
             col("d", MySqlType::Double, "double", Value::Float64(1e21)),
             col("e", MySqlType::Enum, "enum('a','b')", Value::Text("b".into())),
             col("s", MySqlType::Set, "set('a','b','c')", Value::Text("a,c".into())),
@@ -262,7 +262,7 @@ fn values_from_typed_arrow_render_by_column_type() {
             r#"{"id":0,"database":"test","table":"t","pkNames":["id"],"isDdl":false,"type":"INSERT","es":1714870517730,"ts":1714870517730,"sql":"","#,
             r#""sqlType":{"id":4,"u":3,"f":7,"d":8,"e":4,"s":-7,"b":2004,"z":4},"#,
             r#""mysqlType":{"id":"int","u":"bigint unsigned","f":"float","d":"double","e":"enum","s":"set","b":"varbinary","z":"int unsigned zerofill"},"#,
-            r#""old":null,"data":[{"id":"7","u":"18446744073709551615","f":"3.14","d":"1000000000000000000000","e":"2","s":"5","b":"\u0000ÿ\u003c","z":"5"}]}"#
+            r#""old":null,"data":[{"id":"7","u":"18446744073709551615","f":"0.1","d":"1000000000000000000000","e":"2","s":"5","b":"\u0000ÿ\u003c","z":"5"}]}"#
         )
     );
     let compatible = EncodeOptions { content_compatible: true, enable_tidb_extension: true, ..Default::default() };

@@ -100,7 +100,7 @@ impl CanalJsonEncoder {
                 || event.kind == EventKind::Delete && self.options.delete_only_output_handle_key_columns,
             ..form
         };
-        let is_key = |c: &Column<'_>| keys.iter().any(|k| *k == c.name);
+        let is_key = |c: &Column<'_>| keys.contains(&c.name);
         let keep = |c: &&Column<'_>| !form.only_handle_key || c.ty.ticdc_flags(is_key(c)) & flag::HANDLE_KEY != 0;
         let (after, before) = (events.after(event), events.before(event));
         // Go calls an UPDATE without an old image an INSERT.
