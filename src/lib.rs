@@ -19,6 +19,7 @@
 
 pub mod arrow;
 pub mod codec;
+pub mod ddl;
 pub mod error;
 pub mod event;
 pub mod json;

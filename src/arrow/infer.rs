@@ -1,7 +1,9 @@
 //! Typed schemas: the contract's MySQL-to-Arrow mapping, and inference of a table's schema from
 //! a sample of its messages.
 //!
-//! Messages carry less than a table definition: outside Canal-JSON's content-compatible mode
+//! A `CREATE TABLE` of the table found in the sample (with the DDL after it applied) is the best
+//! source and is used when present. Otherwise the rows are read, and they carry less than a
+//! table definition: outside Canal-JSON's content-compatible mode
 //! there is no DECIMAL precision, BIT width or ENUM member list. Inference never guesses digits
 //! away: a DECIMAL's scale is read off its values (TiCDC writes exactly the column's scale) with
 //! the widest precision, a BIT of unknown width is read as decimal(20, 0), and ENUM/SET stay
@@ -112,6 +114,8 @@ pub fn infer_schema(
     let mut seen: Vec<Seen> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
     let mut keys: Option<Vec<String>> = None;
+    // A CREATE TABLE of the table in the sample, with the later DDL applied, says more than rows.
+    let mut definition = None;
     let mut codecs = Vec::new();
     for batch in batches {
         let values = batch
@@ -141,6 +145,13 @@ pub fn infer_schema(
             if codec.decode(key, value, &mut events).is_err() {
                 continue;
             }
+            for e in events.events.iter().filter(|e| e.kind == crate::event::EventKind::Ddl) {
+                if let (Some(sql), Some(table_of_event)) = (e.ddl.as_deref(), e.schema.as_deref()) {
+                    if table_of_event == table.schema {
+                        crate::ddl::follow_ddl(&mut definition, table, e.schema.as_deref(), sql);
+                    }
+                }
+            }
             for e in events.events.iter().filter(|e| e.kind.is_row()) {
                 if e.schema.as_deref() != Some(table.schema.as_str()) || e.table.as_deref() != Some(table.table.as_str()) {
                     continue;
@@ -161,8 +172,10 @@ pub fn infer_schema(
             }
         }
     }
-    // A codec that learnt the table's definition from the stream (Simple) knows it exactly.
-    if let Some(definition) = codecs.iter().find_map(|(_, c)| c.table_definition(&table.schema, &table.table)) {
+    // A codec that learnt the table's definition from the stream (Simple) knows it exactly;
+    // else a CREATE TABLE in the sample, with the later DDL applied.
+    let learnt = codecs.iter().find_map(|(_, c)| c.table_definition(&table.schema, &table.table));
+    if let Some(definition) = learnt.or(definition) {
         return Ok(definition.arrow_schema());
     }
     if seen.is_empty() {

@@ -20,6 +20,7 @@ use super::Layout;
 use crate::error::{Fault, FaultResult};
 use crate::event::{Column, Event, EventKind, MessageEvents, Value};
 use crate::mysql::{self, MySqlType, TypeDescription};
+use crate::table::{ColumnDefinition, TableDefinition};
 
 /// Field metadata key holding a column's MySQL type description.
 pub const MYSQL_TYPE_KEY: &str = "mysql_type";
@@ -126,12 +127,16 @@ impl ColumnSpec {
                 return Err(format!("column {}: decimal128({precision}, {scale}) is not supported", field.name()));
             }
         }
-        let members = field.metadata().get(MYSQL_TYPE_KEY).map(|t| TypeDescription::parse(t)).and_then(|d| {
-            (matches!(d.base, MySqlType::Enum | MySqlType::Set) && !d.members.is_empty()).then_some((d.base, d.members))
-        });
+        let members = field.metadata().get(MYSQL_TYPE_KEY).and_then(|t| enum_members(&TypeDescription::parse(t)));
         let field = Field::new(field.name(), data_type, true).with_metadata(field.metadata().clone());
         Ok(ColumnSpec { field: Arc::new(field), target, members })
     }
+}
+
+/// The members of an ENUM or SET type, when known.
+fn enum_members(ty: &TypeDescription) -> Option<(MySqlType, Vec<String>)> {
+    (matches!(ty.base, MySqlType::Enum | MySqlType::Set) && !ty.members.is_empty())
+        .then(|| (ty.base, ty.members.clone()))
 }
 
 /// A checked value waiting to be appended.
@@ -293,6 +298,9 @@ pub struct TypedLayout {
     before_valid: Vec<bool>,
     zone: ServerZone,
     staging: Staging,
+    /// The table as its DDL describes it, followed through the DDL events of the stream: it
+    /// says how to read values (ENUM/SET members) while the output schema stays as declared.
+    definition: Option<TableDefinition>,
     pub stats: TypedStats,
 }
 
@@ -300,7 +308,22 @@ impl TypedLayout {
     pub fn new(table: TableName, fields: &Fields, zone: ServerZone) -> Result<TypedLayout, String> {
         let specs = fields.iter().map(|f| ColumnSpec::new(f)).collect::<Result<Vec<_>, _>>()?;
         let index = specs.iter().enumerate().map(|(i, s)| (s.field.name().clone(), i)).collect();
+        // The declared fields' `mysql_type` texts are the definition until a DDL says more.
+        let columns: Vec<ColumnDefinition> = fields
+            .iter()
+            .filter_map(|f| {
+                let text = f.metadata().get(MYSQL_TYPE_KEY)?;
+                Some(ColumnDefinition::new(f.name(), text, f.is_nullable()))
+            })
+            .collect();
+        let definition = (!columns.is_empty()).then(|| TableDefinition {
+            schema: table.schema.clone(),
+            table: table.table.clone(),
+            columns,
+            primary_key: Vec::new(),
+        });
         Ok(TypedLayout {
+            definition,
             table,
             row: specs.iter().map(ColumnBuilder::new).collect(),
             before: specs.iter().map(ColumnBuilder::new).collect(),
@@ -311,6 +334,31 @@ impl TypedLayout {
             staging: Staging::default(),
             stats: TypedStats::default(),
         })
+    }
+
+    /// A layout for the table `definition` describes (e.g. from [`crate::ddl::parse_create_table`]),
+    /// with its [`TableDefinition::arrow_schema`] as output schema.
+    pub fn from_definition(definition: &TableDefinition, zone: ServerZone) -> Result<TypedLayout, String> {
+        let table = TableName { schema: definition.schema.clone(), table: definition.table.clone() };
+        let mut layout = TypedLayout::new(table, &definition.arrow_schema().fields, zone)?;
+        layout.definition = Some(definition.clone());
+        Ok(layout)
+    }
+
+    /// Follows a DDL statement of this table: a `CREATE TABLE` (re)starts the definition, other
+    /// statements change it; the ENUM/SET members used to read values are taken from it again.
+    fn follow(&mut self, schema: Option<&str>, sql: &str) {
+        if !crate::ddl::follow_ddl(&mut self.definition, &self.table, schema, sql) {
+            return;
+        }
+        let Some(definition) = &self.definition else { return };
+        // RENAME TABLE: the table's events now come under its new name.
+        self.table = TableName { schema: definition.schema.clone(), table: definition.table.clone() };
+        for spec in &mut self.specs {
+            if let Some(column) = definition.columns.iter().find(|c| c.name.eq_ignore_ascii_case(spec.field.name())) {
+                spec.members = enum_members(&column.ty);
+            }
+        }
     }
 
     fn column_fields(&self) -> Fields {
@@ -506,6 +554,9 @@ impl Layout for TypedLayout {
         self.staging.text.clear();
         self.staging.floats.clear();
         for event in kept.iter().map(|&i| &events.events[i]) {
+            if let (EventKind::Ddl, Some(sql)) = (event.kind, event.ddl.as_deref()) {
+                self.follow(event.schema.as_deref(), sql);
+            }
             if let Some(image) = event.after.clone().or(event.before.clone()) {
                 self.stage_image(&events.columns, image)?;
             }

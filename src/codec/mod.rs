@@ -7,6 +7,7 @@
 
 pub mod canal_json;
 pub mod craft;
+pub mod canal_json_encode;
 pub mod large;
 pub mod open;
 pub mod simple;
@@ -58,6 +59,7 @@ impl Protocol {
             Protocol::Craft => Some(Box::new(craft::CraftEncoder::new(options))),
             Protocol::SimpleJson => Some(Box::new(simple::encode::SimpleEncoder::new(simple::Encoding::Json, options))),
             Protocol::SimpleAvro => Some(Box::new(simple::encode::SimpleEncoder::new(simple::Encoding::Avro, options))),
+            Protocol::CanalJson => Some(Box::new(canal_json_encode::CanalJsonEncoder::new(options))),
             _ => None,
         }
     }
