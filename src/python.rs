@@ -117,6 +117,13 @@ impl NativeDecoder {
         let out = py.detach(|| inner.decode(&batch)).map_err(|e| to_py_err(py, e))?;
         Ok(PyRecordBatch::new(out))
     }
+
+    /// End of stream: messages still waiting for a schema become errors per `on_error`.
+    fn flush(&mut self, py: Python<'_>) -> PyResult<PyRecordBatch> {
+        let inner = &mut self.inner;
+        let out = py.detach(|| inner.flush()).map_err(|e| to_py_err(py, e))?;
+        Ok(PyRecordBatch::new(out))
+    }
 }
 
 #[pyclass(module = "ticdc_rs._ticdc_rs")]
@@ -172,12 +179,20 @@ fn infer_schema(
     Ok(PySchema::new(Arc::new(schema)))
 }
 
+/// The typed schema of a `CREATE TABLE` statement (MySQL/TiDB dialect).
+#[pyfunction]
+fn schema_from_ddl(sql: &str) -> PyResult<PySchema> {
+    let definition = crate::ddl::parse_create_table(sql).map_err(PyValueError::new_err)?;
+    Ok(PySchema::new(Arc::new(definition.arrow_schema())))
+}
+
 #[pymodule]
 fn _ticdc_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DecodeError", m.py().get_type::<DecodeError>())?;
     m.add_class::<NativeDecoder>()?;
     m.add_class::<NativeEncoder>()?;
     m.add_function(wrap_pyfunction!(infer_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(schema_from_ddl, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

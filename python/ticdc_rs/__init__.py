@@ -17,6 +17,7 @@ import pyarrow as pa
 from ticdc_rs._schema import ArrowSchema, spark_ddl
 from ticdc_rs._ticdc_rs import DecodeError, NativeDecoder, NativeEncoder, __version__
 from ticdc_rs._ticdc_rs import infer_schema as _infer_schema
+from ticdc_rs._ticdc_rs import schema_from_ddl as _schema_from_ddl
 
 __all__ = [
     "ArrowSchema",
@@ -28,6 +29,7 @@ __all__ = [
     "decode",
     "infer_schema",
     "schema_for",
+    "schema_from_ddl",
     "__version__",
 ]
 
@@ -63,8 +65,15 @@ def _as_schema(schema) -> pa.Schema | None:
     if isinstance(schema, ArrowSchema):
         return schema.arrow
     if isinstance(schema, str):
-        raise NotImplementedError("schema= as CREATE TABLE SQL is not supported yet; pass a pyarrow.Schema")
+        return schema_from_ddl(schema)
     return pa.schema(schema)
+
+
+def schema_from_ddl(sql: str) -> pa.Schema:
+    """The typed-layout schema of a `CREATE TABLE` statement (MySQL/TiDB dialect): exact
+    DECIMAL(p, s), ENUM/SET members (so indexes become names), unsigned widening, BIT widths,
+    TiDB VECTOR; the primary key in the schema metadata (`primary_key`)."""
+    return pa.schema(_schema_from_ddl(sql))
 
 
 class Decoder:
@@ -136,9 +145,17 @@ class Decoder:
         """Like `decode`, but returns the Arrow PyCapsule object without going through pyarrow."""
         return self._native.decode(batch)
 
+    def flush(self) -> pa.RecordBatch:
+        """End of stream: Simple-protocol rows still waiting for their table's schema become
+        errors per `on_error` (ERROR rows with "collect"). `__call__` does this by itself."""
+        return pa.record_batch(self._native.flush())
+
     def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             yield self.decode(batch)
+        tail = self.flush()
+        if tail.num_rows:
+            yield tail
 
 
 def schema_for(protocol: str = "auto", **options) -> ArrowSchema:

@@ -35,6 +35,8 @@ class NativeDecoder:
     def stats(self) -> dict[str, int]: ...
     def decode(self, batch: Any) -> Any:
         """A batch with `__arrow_c_array__` in; an object with `__arrow_c_array__` out."""
+    def flush(self) -> Any:
+        """End of stream: rows still waiting for their schema, as errors per `on_error`."""
 
 class NativeEncoder:
     def __init__(self, protocol: str, options: Sequence[tuple[str, str]]) -> None: ...
@@ -52,3 +54,6 @@ def infer_schema(
     key_column: str,
     value_column: str,
 ) -> Any: ...
+
+def schema_from_ddl(sql: str) -> Any:
+    """The typed schema of a CREATE TABLE statement (an object with `__arrow_c_schema__`)."""

@@ -52,7 +52,7 @@ impl Protocol {
         matches!(self, Protocol::CanalJson | Protocol::SimpleJson | Protocol::SimpleAvro)
     }
 
-    /// The encoder for this protocol, or None while it is not implemented.
+    /// The encoder for this protocol (every protocol has one).
     pub fn encoder(self, options: &EncodeOptions) -> Option<Box<dyn Encode>> {
         match self {
             Protocol::Open => Some(Box::new(open::OpenEncoder::new(options.clone()))),
@@ -60,11 +60,10 @@ impl Protocol {
             Protocol::SimpleJson => Some(Box::new(simple::encode::SimpleEncoder::new(simple::Encoding::Json, options))),
             Protocol::SimpleAvro => Some(Box::new(simple::encode::SimpleEncoder::new(simple::Encoding::Avro, options))),
             Protocol::CanalJson => Some(Box::new(canal_json_encode::CanalJsonEncoder::new(options))),
-            _ => None,
         }
     }
 
-    /// The codec for this protocol, or None while it is not implemented.
+    /// The decoder for this protocol (every protocol has one).
     pub fn codec(self, options: &CodecOptions) -> Option<Box<dyn Codec>> {
         match self {
             Protocol::CanalJson => Some(Box::new(canal_json::CanalJsonCodec::default())),
@@ -72,7 +71,6 @@ impl Protocol {
             Protocol::Craft => Some(Box::new(craft::CraftCodec::default())),
             Protocol::SimpleJson => Some(Box::new(simple::SimpleCodec::new(simple::Encoding::Json, options))),
             Protocol::SimpleAvro => Some(Box::new(simple::SimpleCodec::new(simple::Encoding::Avro, options))),
-            _ => None,
         }
     }
 
@@ -189,7 +187,6 @@ impl LargeMessageHandle {
             "none" | "" => Some(LargeMessageHandle::None),
             "handle-key-only" | "handle_key_only" => Some(LargeMessageHandle::HandleKeyOnly),
             "claim-check" | "claim_check" => Some(LargeMessageHandle::ClaimCheck),
-            _ => None,
         }
     }
 }
