@@ -358,7 +358,8 @@ fn days_in_month(year: i64, month: u32) -> u32 {
 
 /// `YYYY-MM-DD`. Outer None: not a date. Inner None: a zero date.
 pub fn parse_date(s: &[u8]) -> Option<Option<CivilDate>> {
-    if s.len() != 10 || s[4] != b'-' || s[7] != b'-' {
+    // MySQL's own form uses '-'; it also reads '/' (`2021/01/02`, as older producers wrote).
+    if s.len() != 10 || !matches!((s[4], s[7]), (b'-', b'-') | (b'/', b'/')) {
         return None;
     }
     let year = digits(&s[0..4])? as i64;

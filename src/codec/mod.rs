@@ -187,6 +187,7 @@ impl LargeMessageHandle {
             "none" | "" => Some(LargeMessageHandle::None),
             "handle-key-only" | "handle_key_only" => Some(LargeMessageHandle::HandleKeyOnly),
             "claim-check" | "claim_check" => Some(LargeMessageHandle::ClaimCheck),
+            _ => None,
         }
     }
 }

@@ -34,14 +34,17 @@ def decoder_options(vector: dict, tmp_path) -> dict:
 
 def claim_check_bodies(vector: dict) -> pa.RecordBatch:
     """The full messages stored in a vector's claim-check files."""
-    values = []
+    keys, values = [], []
     for body in vector["claim_check_files"].values():
         raw = bytes.fromhex(body["hex"])
         try:
-            values.append(base64.b64decode(json.loads(raw)["value"]))
+            stored = json.loads(raw)
+            values.append(base64.b64decode(stored["value"]))
+            keys.append(None if stored.get("key") is None else base64.b64decode(stored["key"]))
         except (ValueError, KeyError, TypeError):
             values.append(raw)
-    return pa.record_batch({"value": pa.array(values, pa.binary())})
+            keys.append(None)
+    return pa.record_batch({"key": pa.array(keys, pa.binary()), "value": pa.array(values, pa.binary())})
 
 
 def check_image(expected_cols, got_map, what):

@@ -81,9 +81,9 @@ def typed_value(expected_col: dict, field: pa.Field):
     if pa.types.is_floating(t):
         return float(v)
     if pa.types.is_date32(t):
-        return dt.date.fromisoformat(v)
+        return dt.date.fromisoformat(v.replace("/", "-"))
     if pa.types.is_timestamp(t):
-        ts = dt.datetime.fromisoformat(v)
+        ts = dt.datetime.fromisoformat(v.replace("/", "-"))
         return ts.replace(tzinfo=dt.timezone.utc) if t.tz else ts
     if pa.types.is_duration(t):
         return _time(v)
