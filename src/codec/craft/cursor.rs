@@ -86,16 +86,23 @@ impl<'a> Cursor<'a> {
     }
 
     /// An unsigned LEB128 varint (protobuf / Go `binary.Uvarint`).
-    #[inline]
+    #[inline(always)]
     pub fn uvarint(&mut self) -> FaultResult<u64> {
-        let window = &self.data[self.pos..self.end];
         // Fast path: one-byte values are the common case (counts, types, flags, short lengths).
-        if let Some(&b) = window.first() {
-            if b < 0x80 {
-                self.pos += 1;
-                return Ok(b as u64);
+        if self.pos < self.end {
+            if let Some(&b) = self.data.get(self.pos) {
+                if b < 0x80 {
+                    self.pos += 1;
+                    return Ok(b as u64);
+                }
             }
         }
+        self.long_uvarint()
+    }
+
+    #[inline(never)]
+    fn long_uvarint(&mut self) -> FaultResult<u64> {
+        let window = &self.data[self.pos..self.end];
         let mut value = 0u64;
         for (i, &b) in window.iter().take(MAX_VARINT_LEN).enumerate() {
             if b < 0x80 {
@@ -115,7 +122,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A zigzag-encoded signed varint.
-    #[inline]
+    #[inline(always)]
     pub fn varint(&mut self) -> FaultResult<i64> {
         let u = self.uvarint()?;
         Ok((u >> 1) as i64 ^ -((u & 1) as i64))
