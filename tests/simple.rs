@@ -65,6 +65,7 @@ fn codec(protocol: Protocol, verify_checksum: bool) -> Box<dyn Codec> {
 
 /// One decoded event, owned, with the marker of a row the codec held.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)]
 enum Got {
     Event(Event<'static>, Vec<Column<'static>>, Vec<Column<'static>>, Vec<String>),
     Held,
@@ -488,8 +489,8 @@ fn sample_values(id: i64) -> Vec<Value<'static>> {
         Value::UInt(7),
         Value::UInt(u64::MAX),
         Value::Text("12.50".into()),
-        Value::Float32(3.14),
-        Value::Float64(2.718281828),
+        Value::Float32(3.25),
+        Value::Float64(2.5e-3),
         Value::Text("caf\u{e9} <\"x\">".into()),
         Value::Null,
         Value::Bytes(Cow::Owned(vec![0, 1, 0xff])),
@@ -525,7 +526,7 @@ fn bootstrap_is_sent_before_a_tables_first_row() {
         assert_eq!(e.kind, EventKind::Insert);
         assert_eq!(keys, &["id"]);
         let expected = sample_values(1);
-        for (c, v) in after.iter().zip(expected.iter().filter(|v| !v.is_null() || true)) {
+        for (c, v) in after.iter().zip(expected.iter()) {
             assert_eq!(&c.value, v, "{protocol:?} column {}", c.name);
         }
         assert_eq!(after[3].ty.text.as_deref(), Some("decimal(12,2)"));
@@ -551,7 +552,7 @@ fn rows_before_their_schema_are_held_and_released() {
         let mut dec = decoder(protocol, OnError::Collect, |o| {
             o.carry = vec![Arc::new(Field::new("offset", DataType::Int64, false))];
         });
-        let first = dec.decode(&batch(&[insert.clone()])).unwrap();
+        let first = dec.decode(&batch(std::slice::from_ref(&insert))).unwrap();
         assert_eq!(first.num_rows(), 0);
         let out = dec.decode(&batch(&[insert.clone()[..0].to_vec(), bootstrap.clone()])).unwrap();
         assert_eq!(ops(&out), ["ERROR", "BOOTSTRAP", "INSERT"]);
@@ -567,7 +568,7 @@ fn schema_that_never_arrives_is_reported_at_flush_and_overflow() {
     for protocol in [Protocol::SimpleJson, Protocol::SimpleAvro] {
         let (_, insert) = own_stream(protocol);
         let mut dec = decoder(protocol, OnError::Collect, |_| {});
-        assert_eq!(dec.decode(&batch(&[insert.clone()])).unwrap().num_rows(), 0);
+        assert_eq!(dec.decode(&batch(std::slice::from_ref(&insert))).unwrap().num_rows(), 0);
         let out = dec.flush().unwrap();
         assert_eq!(ops(&out), ["ERROR"]);
         let error = out.column_by_name("_error").unwrap().as_string::<i32>().value(0).to_string();
@@ -583,12 +584,12 @@ fn schema_that_never_arrives_is_reported_at_flush_and_overflow() {
         assert_eq!(stat(&dec, "expired"), 2);
 
         let mut dec = decoder(protocol, OnError::Skip, |_| {});
-        dec.decode(&batch(&[insert.clone()])).unwrap();
+        dec.decode(&batch(std::slice::from_ref(&insert))).unwrap();
         assert_eq!(dec.flush().unwrap().num_rows(), 0);
         assert_eq!(stat(&dec, "errors"), 1);
 
         let mut dec = decoder(protocol, OnError::Raise, |_| {});
-        dec.decode(&batch(&[insert.clone()])).unwrap();
+        dec.decode(&batch(std::slice::from_ref(&insert))).unwrap();
         assert!(dec.flush().is_err());
     }
 }
@@ -655,7 +656,7 @@ fn envelope_and_typed_layouts() {
         let get = |k: &str| (0..keys.len()).find(|&i| keys.value(i) == k).map(|i| values.value(i).to_string());
         assert_eq!(get("blob").as_deref(), Some("AAH/"));
         assert_eq!(get("big").as_deref(), Some("18446744073709551615"));
-        assert_eq!(get("ratio").as_deref(), Some("3.14"));
+        assert_eq!(get("ratio").as_deref(), Some("3.25"));
         let types = out.column_by_name("_types").unwrap().as_map().value(1);
         assert!(types.column(1).as_string::<i32>().iter().any(|t| t == Some("decimal(12,2)")));
         let table_schema = out.column_by_name("_table_schema").unwrap().as_string::<i32>();

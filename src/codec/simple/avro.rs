@@ -293,10 +293,15 @@ impl AvroDecoder {
         let mut nth = 0;
         cur.each(|cur| {
             let name_at = cur.offset();
-            let name = cur.string()?;
+            let raw_name = cur.bytes()?;
             let at = cur.offset();
-            let found = table.and_then(|t| t.find(name, nth).map(|i| (i, &t.columns[i])));
+            let found = table.and_then(|t| t.find_bytes(raw_name, nth).map(|i| (i, &t.columns[i])));
             nth += 1;
+            let name = match found {
+                // SAFETY: the bytes equal the column's name, a `String`, so they are UTF-8.
+                Some(_) => unsafe { std::str::from_utf8_unchecked(raw_name) },
+                None => std::str::from_utf8(raw_name).map_err(|_| Fault::new(name_at, "column name is not UTF-8"))?,
+            };
             let value = self.read_value(cur, found.map(|(_, c)| c))?;
             if let Some((i, column)) = found {
                 if !order.note(i) {
@@ -519,7 +524,7 @@ pub fn write_table_schema(out: &mut Vec<u8>, t: &TableSchema) {
                 DefaultValue::Number(n) if base == Bit => {
                     write_optional(out, true);
                     let v: u64 = n.parse().unwrap_or(0);
-                    let width = (((d.length.clamp(1, 64) as usize) + 7) / 8).max(((64 - v.leading_zeros() as usize) + 7) / 8);
+                    let width = (d.length.clamp(1, 64) as usize).div_ceil(8).max((64 - v.leading_zeros() as usize).div_ceil(8));
                     write_bytes(out, &v.to_be_bytes()[8 - width.min(8)..]);
                 }
                 DefaultValue::Number(n) => {

@@ -156,7 +156,7 @@ impl SimpleEncoder {
         } else {
             None
         };
-        let keep = |c: &&Column<'_>| row.keys_only.is_none_or(|keys| keys.iter().any(|k| *k == c.name));
+        let keep = |c: &&Column<'_>| row.keys_only.is_none_or(|keys| keys.contains(&c.name));
         let build_ts = self.build_ts();
         let kind = e.kind.as_str();
         let (database, table) = (e.schema.as_deref().unwrap_or(""), e.table.as_deref().unwrap_or(""));
