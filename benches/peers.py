@@ -36,6 +36,7 @@ back into bytes. Timestamps are read as UTC (the changefeed's time zone here).
 from __future__ import annotations
 
 import argparse
+import decimal
 import datetime
 import json
 import os
@@ -312,8 +313,17 @@ def run_open_python(batches: list[pa.RecordBatch]) -> pa.Table:
                 ops.append(op)
                 ts.append(kj["ts"])
                 rows.append(row)
-    out = pa.Table.from_pylist(rows)
-    return out.append_column("_op", pa.array(ops)).append_column("_commit_ts", pa.array(ts, pa.int64()))
+    # Numbers, text and bytes typed; decimals and times left as text (a lower bound on the work).
+    columns = {}
+    for name in rows[0] if rows else ():
+        values = [r.get(name) for r in rows]
+        try:
+            columns[name] = pa.array(values)
+        except OverflowError:  # BIGINT UNSIGNED beyond int64
+            columns[name] = pa.array([None if v is None else decimal.Decimal(v) for v in values], pa.decimal128(20, 0))
+    columns["_op"] = pa.array(ops)
+    columns["_commit_ts"] = pa.array(ts, pa.int64())
+    return pa.table(columns)
 
 
 def _duck_row_struct() -> str:
