@@ -152,3 +152,19 @@ def test_decode_encode_decode_round_trip(protocol, layout):
     again = ticdc_rs.Decoder(protocol, **typed).decode(encoded)
     rows = lambda b: [{k: r[k] for k in TYPED_COLUMNS} for r in b.to_pylist() if r["_op"] != "BOOTSTRAP"]
     assert rows(again) == rows(reference)
+
+
+@pytest.mark.parametrize("protocol", ["canal-json", "open", "craft", "simple-json", "simple-avro"])
+def test_protocol_is_detected_per_message(events, protocol):
+    """`ticdc_rs.decode` (the mapInArrow default) needs no protocol name."""
+    extension = {"enable_tidb_extension": True} if protocol == "canal-json" else {}
+    encoded = ticdc_rs.Encoder(protocol, **extension).encode(events)
+    rows = [b for b in ticdc_rs.decode(iter([encoded]))]
+    assert changes(pa.Table.from_batches(rows).to_pylist()) == changes(events.to_pylist())
+
+
+def test_mixed_protocols_in_one_batch(events):
+    parts = [ticdc_rs.Encoder(p).encode(events) for p in ("open", "craft", "simple-avro")]
+    mixed = pa.Table.from_batches(parts).combine_chunks().to_batches()[0]
+    out = pa.Table.from_batches(list(ticdc_rs.decode(iter([mixed]))))
+    assert changes(out.to_pylist()) == sorted(changes(events.to_pylist()) * 3)
