@@ -102,6 +102,26 @@ fn batch(records: &[Record]) -> RecordBatch {
     RecordBatch::try_new(std::sync::Arc::new(schema), vec![std::sync::Arc::new(keys), std::sync::Arc::new(values)]).unwrap()
 }
 
+/// This thread's CPU time in ns (Linux), so figures on a loaded machine mean something.
+fn thread_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+/// Prints the throughput of `f` over `bytes` per second of CPU time (best of five passes).
+fn cpu_throughput(name: &str, bytes: u64, mut f: impl FnMut()) {
+    let best = (0..5)
+        .filter_map(|_| {
+            let start = thread_cpu_ns()?;
+            f();
+            Some(thread_cpu_ns()? - start)
+        })
+        .min();
+    if let Some(ns) = best {
+        eprintln!("{name}: {:.0} MB/s of CPU time", bytes as f64 * 1e3 / ns as f64);
+    }
+}
+
 fn open(c: &mut Criterion) {
     let changes = common::changes(EVENTS, SEED);
     let events = events(&changes);
@@ -115,10 +135,20 @@ fn open(c: &mut Criterion) {
             bytes as f64 / EVENTS as f64
         );
 
-        let mut group = c.benchmark_group(format!("open/codec/x{per_message}"));
-        configure(&mut group, bytes);
         let mut codec = Protocol::Open.codec(&CodecOptions::default()).unwrap();
         let mut scratch = MessageEvents::default();
+        cpu_throughput(&format!("open/codec/x{per_message}"), bytes, || {
+            for r in &records {
+                scratch.clear();
+                codec.decode(r.key.as_deref(), &r.value, &mut scratch).unwrap();
+            }
+        });
+        cpu_throughput(&format!("open/encode/x{per_message}"), bytes, || {
+            black_box(encode(&options, &events));
+        });
+
+        let mut group = c.benchmark_group(format!("open/codec/x{per_message}"));
+        configure(&mut group, bytes);
         group.bench_function("10k", |b| {
             b.iter(|| {
                 let mut n = 0;
@@ -141,6 +171,9 @@ fn open(c: &mut Criterion) {
             let mut decoder =
                 BatchDecoder::new(DecodeOptions { protocol: Some(Protocol::Open), layout, ..Default::default() }).unwrap();
             assert_eq!(decoder.decode(&input).unwrap().num_rows(), EVENTS, "{name}: one row per event");
+            cpu_throughput(&format!("open/{name}/x{per_message}"), bytes, || {
+                black_box(decoder.decode(&input).unwrap());
+            });
             let mut group = c.benchmark_group(format!("open/{name}/x{per_message}"));
             configure(&mut group, bytes);
             group.bench_function("10k", |b| b.iter(|| black_box(decoder.decode(black_box(&input)).unwrap())));
