@@ -402,6 +402,26 @@ fn typed_layout_follows_ddl_in_the_stream() {
 }
 
 #[test]
+fn typed_layout_follows_a_rename_reported_under_the_new_name() {
+    let schema = parse_create_table("create table test.t (id int primary key, g enum('a','b'), f decimal(10,2))").unwrap().arrow_schema();
+    let mut decoder = typed_decoder(&schema);
+    let renamed = |m: Vec<u8>| String::from_utf8(m).unwrap().replace(r#""table":"t""#, r#""table":"t2""#).into_bytes();
+    let messages = vec![
+        row_message("1", ""),
+        renamed(ddl_message("rename table t to t2")),
+        renamed(row_message("2", "")),
+        row_message("1", ""), // a new table named t: not ours any more
+    ];
+    let out = decoder.decode(&batch(messages)).unwrap();
+    let ops = out.column_by_name("_op").unwrap().as_string::<i32>();
+    assert_eq!((0..ops.len()).map(|i| ops.value(i)).collect::<Vec<_>>(), ["INSERT", "DDL", "INSERT"]);
+    let tables = out.column_by_name("_table").unwrap().as_string::<i32>();
+    assert_eq!((tables.value(0), tables.value(2)), ("t", "t2"));
+    let g = out.column_by_name("g").unwrap().as_string::<i32>();
+    assert_eq!(g.value(2), "b");
+}
+
+#[test]
 fn typed_layout_learns_members_from_a_create_table_in_the_stream() {
     // Declared without type texts: ENUM values stay numbers until the CREATE TABLE arrives.
     let schema = Schema::new(vec![Field::new("id", DataType::Int32, true), Field::new("g", DataType::Utf8, true)])

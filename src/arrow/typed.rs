@@ -345,6 +345,14 @@ impl TypedLayout {
         Ok(layout)
     }
 
+    /// Whether `sql` may rename this table. TiCDC reports a RENAME under the table's new name,
+    /// so such a statement is followed (and kept) even though its event names another table;
+    /// [`crate::ddl::follow_ddl`] then decides from the statement itself.
+    fn renames_this_table(&self, sql: &str) -> bool {
+        let sql = sql.to_ascii_lowercase();
+        sql.contains("rename") && sql.contains(&self.table.table.to_ascii_lowercase())
+    }
+
     /// Follows a DDL statement of this table: a `CREATE TABLE` (re)starts the definition, other
     /// statements change it; the ENUM/SET members used to read values are taken from it again.
     fn follow(&mut self, schema: Option<&str>, sql: &str) {
@@ -544,7 +552,10 @@ impl Layout for TypedLayout {
         let (schema, table) = (event.schema.as_deref(), event.table.as_deref());
         match event.kind {
             EventKind::Watermark => true,
-            EventKind::Ddl => schema == Some(self.table.schema.as_str()) && (table.is_none() || self.table.matches(schema, table)),
+            EventKind::Ddl => {
+                (schema == Some(self.table.schema.as_str()) && (table.is_none() || self.table.matches(schema, table)))
+                    || event.ddl.as_deref().is_some_and(|sql| self.renames_this_table(sql))
+            }
             _ => self.table.matches(schema, table),
         }
     }
