@@ -25,6 +25,7 @@ pub mod event;
 pub mod json;
 pub mod mysql;
 pub mod table;
+pub mod utf8;
 #[cfg(feature = "python")]
 mod python;
 

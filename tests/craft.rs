@@ -779,3 +779,43 @@ proptest! {
         prop_assert!(errors == 0 && !ops.is_empty() || errors == 1 && ops.len() == 1);
     }
 }
+
+#[test]
+fn typed_views_point_into_the_input() {
+    let text = "a text value long enough not to be inlined ✓";
+    let bytes = vec![0xff_u8; 40];
+    let mut events = MessageEvents::default();
+    for i in 0..3 {
+        let mut s = ColumnType::new(MySqlType::VarChar);
+        s.flags = Some(flag::NULLABLE);
+        let mut b = ColumnType::new(MySqlType::VarChar);
+        (b.binary, b.flags) = (true, Some(flag::BINARY | flag::NULLABLE));
+        let columns = vec![
+            int_column("a", 0x0b, i),
+            Column { name: Cow::Borrowed("s"), ty: s, value: Value::Text(Cow::Borrowed(text)), at: 0 },
+            Column { name: Cow::Borrowed("b"), ty: b, value: Value::Bytes(Cow::Owned(bytes.clone())), at: 0 },
+        ];
+        row_event(&mut events, EventKind::Insert, 10 + i as u64, columns);
+    }
+    let values: Vec<Vec<u8>> = encode_all(&EncodeOptions::default(), &events).into_iter().map(|r| r.value).collect();
+    let input = batch(&values);
+    let columns = Fields::from(vec![
+        Field::new("a", DataType::Int32, true),
+        Field::new("s", DataType::Utf8View, true),
+        Field::new("b", DataType::BinaryView, true),
+    ]);
+    let layout = LayoutOptions::Typed { table: TableName::parse("test.t").unwrap(), columns };
+    let out = batch_decoder(layout, OnError::Raise).decode(&input).unwrap();
+    assert_eq!(out.num_rows(), 3);
+    let input_data = input.column(0).as_binary::<i32>().values().as_ptr();
+    let s = out.column_by_name("s").unwrap().as_string_view();
+    let b = out.column_by_name("b").unwrap().as_binary_view();
+    assert!(s.iter().all(|v| v == Some(text)));
+    assert!(b.iter().all(|v| v == Some(&bytes[..])));
+    for blocks in [s.data_buffers(), b.data_buffers()] {
+        assert_eq!(blocks.len(), 1, "no value was copied");
+        assert_eq!(blocks[0].as_ptr(), input_data, "values point into the input buffer");
+    }
+    s.to_data().validate_full().unwrap();
+    b.to_data().validate_full().unwrap();
+}

@@ -4,6 +4,11 @@
     orders = ticdc_rs.polars.decode(table, "canal-json", layout="typed", table="shop.orders")
     current = ticdc_rs.polars.replay(orders, keys=["id"])
 
+In the typed layout, text and binary columns come out as Arrow views (utf8_view, binary_view),
+which Polars stores natively: a value that is a verbatim byte range of its message (a Craft or
+Avro string, a JSON string without escapes) points into the input buffer instead of being copied.
+`views=False` gives plain utf8/binary.
+
 `source` may be a path to a Parquet file (Kafka-shaped: key, value, partition, offset, ...), a
 pyarrow Table or RecordBatch, or a Polars DataFrame. Columns besides `key` and `value` are
 carried onto the events as `_partition`, `_offset`, ... .
@@ -19,7 +24,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ticdc_rs import Decoder, infer_schema
+from ticdc_rs import Decoder, _as_schema, infer_schema
 
 
 def _batches(source, batch_size: int = 65_536) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
@@ -35,7 +40,15 @@ def _batches(source, batch_size: int = 65_536) -> tuple[pa.Schema, Iterator[pa.R
     raise TypeError(f"cannot read messages from {type(source).__name__}")
 
 
-def _decoder(schema: pa.Schema, source, protocol: str, carry, options) -> Decoder:
+def _with_views(schema: pa.Schema) -> pa.Schema:
+    """`schema` with utf8/binary columns as their view types (field metadata kept)."""
+    views = {pa.string(): pa.string_view(), pa.large_string(): pa.string_view(),
+             pa.binary(): pa.binary_view(), pa.large_binary(): pa.binary_view()}
+    fields = [f.with_type(views.get(f.type, f.type)) for f in schema]
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+def _decoder(schema: pa.Schema, source, protocol: str, carry, views: bool, options) -> Decoder:
     key_column = options.get("key_column", "key")
     value_column = options.get("value_column", "value")
     if carry is None:
@@ -50,13 +63,17 @@ def _decoder(schema: pa.Schema, source, protocol: str, carry, options) -> Decode
             key_column=key_column,
             value_column=value_column,
         )
+    if options.get("layout") == "typed" and views:
+        options["schema"] = _with_views(_as_schema(options["schema"]))
     return Decoder(protocol, carry=carry, **options)
 
 
-def decode(source, protocol: str = "auto", *, carry: Sequence | None = None, **options) -> pl.DataFrame:
+def decode(
+    source, protocol: str = "auto", *, carry: Sequence | None = None, views: bool = True, **options
+) -> pl.DataFrame:
     """All events of `source`'s messages as one DataFrame. `options` are `Decoder`'s."""
     schema, batches = _batches(source)
-    decoder = _decoder(schema, source, protocol, carry, options)
+    decoder = _decoder(schema, source, protocol, carry, views, options)
     out = [decoder.decode_native(b) for b in batches]
     frames = [pl.DataFrame(o) for o in out]
     if not frames:
@@ -64,12 +81,14 @@ def decode(source, protocol: str = "auto", *, carry: Sequence | None = None, **o
     return pl.concat(frames, how="vertical", rechunk=False)
 
 
-def scan(source, protocol: str = "auto", *, carry: Sequence | None = None, **options) -> pl.LazyFrame:
+def scan(
+    source, protocol: str = "auto", *, carry: Sequence | None = None, views: bool = True, **options
+) -> pl.LazyFrame:
     """A LazyFrame over `source`'s events, decoded batch by batch as Polars pulls them."""
     from polars.io.plugins import register_io_source
 
     schema, _ = _batches(source)
-    decoder = _decoder(schema, source, protocol, carry, options)
+    decoder = _decoder(schema, source, protocol, carry, views, options)
     out_schema = pl.DataFrame(pa.schema(decoder.schema).empty_table()).schema
 
     def io_source(with_columns, predicate, n_rows, batch_size):

@@ -12,6 +12,7 @@ pub mod infer;
 pub mod meta;
 pub mod rows;
 pub mod typed;
+pub mod views;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -34,6 +35,10 @@ pub const MAX_MESSAGE_BYTES: usize = 256 << 20;
 /// Where a layout's Arrow columns come from: the events of each message, in order.
 pub trait Layout: Send + Sync {
     fn fields(&self) -> Vec<FieldRef>;
+
+    /// The buffers of the input `value` column of the batch now decoded, which borrowed values
+    /// may point into (see [`views`]).
+    fn set_input(&mut self, _buffers: &[arrow_buffer::Buffer]) {}
 
     /// Whether an event belongs in the output (the typed layout keeps only its table).
     fn keeps(&self, _event: &crate::event::Event<'_>) -> bool {
@@ -215,6 +220,18 @@ impl<'a> Bytes<'a> {
         })
     }
 
+    /// The buffers holding the values' bytes.
+    fn buffers(&self) -> Vec<arrow_buffer::Buffer> {
+        match self {
+            Bytes::Binary(a) => vec![a.values().clone()],
+            Bytes::LargeBinary(a) => vec![a.values().clone()],
+            Bytes::Utf8(a) => vec![a.values().clone()],
+            Bytes::LargeUtf8(a) => vec![a.values().clone()],
+            Bytes::BinaryView(a) => a.data_buffers().to_vec(),
+            Bytes::Utf8View(a) => a.data_buffers().to_vec(),
+        }
+    }
+
     fn get(&self, i: usize) -> Option<&'a [u8]> {
         macro_rules! value {
             ($a:expr, $v:expr) => {
@@ -320,6 +337,7 @@ impl BatchDecoder {
         let values = column(&self.options.value_column, true)?.expect("required");
         let keys = column(&self.options.key_column, false)?;
         self.batch += 1;
+        self.layout.set_input(&values.buffers());
         let mut scratch = MessageEvents::default();
         for i in 0..batch.num_rows() {
             let key = keys.as_ref().and_then(|k| k.get(i));
@@ -343,6 +361,7 @@ impl BatchDecoder {
     /// raised with `raise`). Their `_message` is their index in the batch they came in; carried
     /// columns are null, as there is no input batch.
     pub fn flush(&mut self) -> Result<RecordBatch> {
+        self.layout.set_input(&[]);
         let mut held = std::mem::take(&mut self.held);
         for c in 0..self.codecs.len() {
             self.codecs[c].expire_held(&mut held);

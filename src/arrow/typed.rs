@@ -16,6 +16,7 @@ use arrow_schema::{DataType, Field, FieldRef, Fields, TimeUnit};
 use chrono::{DateTime, TimeZone};
 use chrono_tz::Tz;
 
+use super::views::ViewBuilder;
 use super::Layout;
 use crate::error::{Fault, FaultResult};
 use crate::event::{Column, Event, EventKind, MessageEvents, Value};
@@ -115,8 +116,10 @@ impl ColumnSpec {
                 (Target::Timestamp, D::Timestamp(TimeUnit::Microsecond, Some(tz.clone())))
             }
             D::Duration(_) => (Target::Time, D::Duration(TimeUnit::Microsecond)),
-            D::Utf8 | D::LargeUtf8 | D::Utf8View => (Target::Text, D::Utf8),
-            D::Binary | D::LargeBinary | D::BinaryView | D::FixedSizeBinary(_) => (Target::Binary, D::Binary),
+            D::Utf8 | D::LargeUtf8 => (Target::Text, D::Utf8),
+            D::Utf8View => (Target::Text, D::Utf8View),
+            D::Binary | D::LargeBinary | D::FixedSizeBinary(_) => (Target::Binary, D::Binary),
+            D::BinaryView => (Target::Binary, D::BinaryView),
             D::List(item) | D::LargeList(item) if item.data_type() == &D::Float32 => {
                 (Target::Vector, D::new_list(D::Float32, true))
             }
@@ -139,22 +142,27 @@ fn enum_members(ty: &TypeDescription) -> Option<(MySqlType, Vec<String>)> {
         .then(|| (ty.base, ty.members.clone()))
 }
 
-/// A checked value waiting to be appended.
-#[derive(Debug, Clone, PartialEq)]
+/// A checked value waiting to be appended. Kept to 16 bytes (wider payloads live in the
+/// [`Staging`] and are named by index) so that cells move in registers: a 32-byte cell went
+/// through the stack and stalled on store forwarding once per value.
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum Cell {
     Null,
     Bool(bool),
     Int(i64),
-    Decimal(i128),
+    /// `Staging::decimals[i]`.
+    Decimal(usize),
     Float32(f32),
     Float64(f64),
     /// The text or bytes of `MessageEvents::columns[i]`, checked to fit.
     Column(usize),
-    /// Text made during conversion (ENUM/SET names): a range of the staging text.
-    Staged(usize, usize),
-    /// Floats of a VECTOR: a range of the staging floats.
-    Vector(usize, usize),
+    /// Text made during conversion (ENUM/SET names): `Staging::spans[i]` of the staging text.
+    Staged(usize),
+    /// Floats of a VECTOR: `Staging::spans[i]` of the staging floats.
+    Vector(usize),
 }
+
+const _: () = assert!(std::mem::size_of::<Cell>() == 16);
 
 enum ColumnBuilder {
     Bool(BooleanBuilder),
@@ -170,6 +178,8 @@ enum ColumnBuilder {
     Time(DurationMicrosecondBuilder),
     Text(StringBuilder),
     Binary(BinaryBuilder),
+    TextView(ViewBuilder),
+    BinaryView(ViewBuilder),
     Vector(ListBuilder<Float32Builder>),
 }
 
@@ -191,7 +201,9 @@ impl ColumnBuilder {
                 ColumnBuilder::Timestamp(TimestampMicrosecondBuilder::new().with_data_type(dt.clone()))
             }
             (Target::Time, _) => ColumnBuilder::Time(DurationMicrosecondBuilder::new()),
+            (Target::Text, DataType::Utf8View) => ColumnBuilder::TextView(ViewBuilder::default()),
             (Target::Text, _) => ColumnBuilder::Text(StringBuilder::new()),
+            (Target::Binary, DataType::BinaryView) => ColumnBuilder::BinaryView(ViewBuilder::default()),
             (Target::Binary, _) => ColumnBuilder::Binary(BinaryBuilder::new()),
             (Target::Vector, _) => ColumnBuilder::Vector(ListBuilder::new(Float32Builder::new())),
         }
@@ -209,22 +221,33 @@ impl ColumnBuilder {
             (B::Date(b), Cell::Int(v)) => b.append_value(*v as i32),
             (B::Timestamp(b), Cell::Int(v)) => b.append_value(*v),
             (B::Time(b), Cell::Int(v)) => b.append_value(*v),
-            (B::Decimal(b), Cell::Decimal(v)) => b.append_value(*v),
+            (B::Decimal(b), Cell::Decimal(i)) => b.append_value(staging.decimals[*i]),
             (B::Float32(b), Cell::Float32(v)) => b.append_value(*v),
             (B::Float64(b), Cell::Float64(v)) => b.append_value(*v),
             (B::Text(b), Cell::Column(i)) => match &columns[*i].value {
                 Value::Text(t) => b.append_value(t),
-                Value::Bytes(bytes) => b.append_value(std::str::from_utf8(bytes).unwrap_or_default()),
+                Value::Bytes(bytes) => b.append_value(crate::utf8::check(bytes).unwrap_or_default()),
                 _ => b.append_null(),
             },
-            (B::Text(b), Cell::Staged(from, to)) => b.append_value(&staging.text[*from..*to]),
+            (B::Text(b), Cell::Staged(i)) => b.append_value(&staging.text[staging.spans[*i].clone()]),
             (B::Binary(b), Cell::Column(i)) => match &columns[*i].value {
                 Value::Text(t) => b.append_value(t.as_bytes()),
                 Value::Bytes(bytes) => b.append_value(bytes),
                 _ => b.append_null(),
             },
-            (B::Vector(b), Cell::Vector(from, to)) => {
-                b.values().append_slice(&staging.floats[*from..*to]);
+            (B::TextView(b), Cell::Column(i)) => match &columns[*i].value {
+                Value::Text(t) => b.append(t.as_bytes()),
+                Value::Bytes(bytes) if crate::utf8::check(bytes).is_ok() => b.append(bytes),
+                _ => b.append_null(),
+            },
+            (B::TextView(b), Cell::Staged(i)) => b.append(staging.text[staging.spans[*i].clone()].as_bytes()),
+            (B::BinaryView(b), Cell::Column(i)) => match &columns[*i].value {
+                Value::Text(t) => b.append(t.as_bytes()),
+                Value::Bytes(bytes) => b.append(bytes),
+                _ => b.append_null(),
+            },
+            (B::Vector(b), Cell::Vector(i)) => {
+                b.values().append_slice(&staging.floats[staging.spans[*i].clone()]);
                 b.append(true);
             }
             // `convert` only makes cells of its column's kind.
@@ -233,22 +256,27 @@ impl ColumnBuilder {
     }
 
     fn append_null(&mut self) {
+        self.append_nulls(1);
+    }
+
+    fn append_nulls(&mut self, n: usize) {
         use ColumnBuilder as B;
         match self {
-            B::Bool(b) => b.append_null(),
-            B::Int8(b) => b.append_null(),
-            B::Int16(b) => b.append_null(),
-            B::Int32(b) => b.append_null(),
-            B::Int64(b) => b.append_null(),
-            B::Decimal(b) => b.append_null(),
-            B::Float32(b) => b.append_null(),
-            B::Float64(b) => b.append_null(),
-            B::Date(b) => b.append_null(),
-            B::Timestamp(b) => b.append_null(),
-            B::Time(b) => b.append_null(),
-            B::Text(b) => b.append_null(),
-            B::Binary(b) => b.append_null(),
-            B::Vector(b) => b.append_null(),
+            B::Bool(b) => b.append_nulls(n),
+            B::Int8(b) => b.append_nulls(n),
+            B::Int16(b) => b.append_nulls(n),
+            B::Int32(b) => b.append_nulls(n),
+            B::Int64(b) => b.append_nulls(n),
+            B::Decimal(b) => b.append_nulls(n),
+            B::Float32(b) => b.append_nulls(n),
+            B::Float64(b) => b.append_nulls(n),
+            B::Date(b) => b.append_nulls(n),
+            B::Timestamp(b) => b.append_nulls(n),
+            B::Time(b) => b.append_nulls(n),
+            B::Text(b) => b.append_nulls(n),
+            B::Binary(b) => b.append_nulls(n),
+            B::TextView(b) | B::BinaryView(b) => b.append_nulls(n),
+            B::Vector(b) => b.append_nulls(n),
         }
     }
 
@@ -268,6 +296,8 @@ impl ColumnBuilder {
             B::Time(b) => Arc::new(b.finish()),
             B::Text(b) => Arc::new(b.finish()),
             B::Binary(b) => Arc::new(b.finish()),
+            B::TextView(b) => b.finish_utf8(),
+            B::BinaryView(b) => b.finish_binary(),
             B::Vector(b) => Arc::new(b.finish()),
         }
     }
@@ -276,8 +306,30 @@ impl ColumnBuilder {
 #[derive(Default)]
 struct Staging {
     cells: Vec<Cell>,
+    decimals: Vec<i128>,
     text: String,
     floats: Vec<f32>,
+    spans: Vec<std::ops::Range<usize>>,
+}
+
+impl Staging {
+    fn clear(&mut self) {
+        self.cells.clear();
+        self.decimals.clear();
+        self.text.clear();
+        self.floats.clear();
+        self.spans.clear();
+    }
+
+    fn decimal(&mut self, v: i128) -> Cell {
+        self.decimals.push(v);
+        Cell::Decimal(self.decimals.len() - 1)
+    }
+
+    fn span(&mut self, span: std::ops::Range<usize>) -> usize {
+        self.spans.push(span);
+        self.spans.len() - 1
+    }
 }
 
 /// Counters the typed layout keeps for `Decoder.stats`.
@@ -296,6 +348,9 @@ pub struct TypedLayout {
     row: Vec<ColumnBuilder>,
     before: Vec<ColumnBuilder>,
     before_valid: Vec<bool>,
+    /// Null `_before` rows not yet appended to the `before` builders: most rows have no old
+    /// image, so their nulls go in at once when a real one comes or the batch ends.
+    before_nulls_due: usize,
     zone: ServerZone,
     staging: Staging,
     /// The table as its DDL describes it, followed through the DDL events of the stream: it
@@ -328,6 +383,7 @@ impl TypedLayout {
             row: specs.iter().map(ColumnBuilder::new).collect(),
             before: specs.iter().map(ColumnBuilder::new).collect(),
             before_valid: Vec::new(),
+            before_nulls_due: 0,
             specs,
             index,
             zone,
@@ -390,20 +446,22 @@ impl TypedLayout {
                 self.stats.dropped_columns += 1;
                 continue;
             };
-            let cell = self.convert(field, column, i)?;
-            self.staging.cells[base + field] = cell;
+            self.stage_value(base + field, field, column, i)?;
         }
         Ok(())
     }
 
-    fn convert(&mut self, field: usize, column: &Column<'_>, index: usize) -> FaultResult<Cell> {
+    /// Checks and converts `column` (`MessageEvents::columns[index]`) for `field` into the staging
+    /// cell `slot`, which is null until then. The cell is stored here rather than returned: a
+    /// returned `Result<Cell, Fault>` travels through memory and stalled the caller's copy.
+    fn stage_value(&mut self, slot: usize, field: usize, column: &Column<'_>, index: usize) -> FaultResult<()> {
         let spec = &self.specs[field];
         let fail = |what: &str| {
             Fault::new(column.at, format!("column {}: {what} does not fit {}", column.name, spec.field.data_type()))
         };
         let value = &column.value;
         if value.is_null() {
-            return Ok(Cell::Null);
+            return Ok(());
         }
         let text = match value {
             Value::Text(t) => Some(t.as_bytes()),
@@ -436,7 +494,7 @@ impl TypedLayout {
                 if v.unsigned_abs() >= 10u128.pow(*precision as u32) {
                     return Err(fail("value"));
                 }
-                Cell::Decimal(v)
+                self.staging.decimal(v)
             }
             Target::Float32 => Cell::Float32(float(value).ok_or_else(|| fail("value"))? as f32),
             Target::Float64 => Cell::Float64(float(value).ok_or_else(|| fail("value"))?),
@@ -468,10 +526,12 @@ impl TypedLayout {
                 let from = self.staging.floats.len();
                 mysql::parse_vector(text.ok_or_else(|| fail("value"))?, &mut self.staging.floats)
                     .ok_or_else(|| fail("vector"))?;
-                Cell::Vector(from, self.staging.floats.len())
+                let to = self.staging.floats.len();
+                Cell::Vector(self.staging.span(from..to))
             }
         };
-        Ok(cell)
+        self.staging.cells[slot] = cell;
+        Ok(())
     }
 
     fn zero_date(&mut self) -> Cell {
@@ -496,11 +556,12 @@ impl TypedLayout {
                     mysql::set_names(members, n, &mut names)?;
                     staging.push_str(&names);
                 }
-                Some(Cell::Staged(from, staging.len()))
+                let to = staging.len();
+                Some(Cell::Staged(self.staging.span(from..to)))
             }
             _ => match &column.value {
                 Value::Text(_) => Some(Cell::Column(index)),
-                Value::Bytes(b) => std::str::from_utf8(b).is_ok().then_some(Cell::Column(index)),
+                Value::Bytes(b) => crate::utf8::check(b).is_ok().then_some(Cell::Column(index)),
                 Value::Int(v) => Some(self.stage_text(&v.to_string())),
                 Value::UInt(v) => Some(self.stage_text(&v.to_string())),
                 Value::Float32(v) => Some(self.stage_text(&v.to_string())),
@@ -510,10 +571,18 @@ impl TypedLayout {
         }
     }
 
+    fn settle_before_nulls(&mut self) {
+        let n = std::mem::take(&mut self.before_nulls_due);
+        if n > 0 {
+            self.before.iter_mut().for_each(|b| b.append_nulls(n));
+        }
+    }
+
     fn stage_text(&mut self, text: &str) -> Cell {
         let from = self.staging.text.len();
         self.staging.text.push_str(text);
-        Cell::Staged(from, self.staging.text.len())
+        let to = self.staging.text.len();
+        Cell::Staged(self.staging.span(from..to))
     }
 }
 
@@ -548,6 +617,14 @@ impl Layout for TypedLayout {
         fields
     }
 
+    fn set_input(&mut self, buffers: &[arrow_buffer::Buffer]) {
+        for builder in self.row.iter_mut().chain(self.before.iter_mut()) {
+            if let ColumnBuilder::TextView(b) | ColumnBuilder::BinaryView(b) = builder {
+                b.set_input(buffers);
+            }
+        }
+    }
+
     fn keeps(&self, event: &Event<'_>) -> bool {
         let (schema, table) = (event.schema.as_deref(), event.table.as_deref());
         match event.kind {
@@ -561,9 +638,7 @@ impl Layout for TypedLayout {
     }
 
     fn append(&mut self, events: &MessageEvents<'_>, kept: &[usize]) -> FaultResult<()> {
-        self.staging.cells.clear();
-        self.staging.text.clear();
-        self.staging.floats.clear();
+        self.staging.clear();
         for event in kept.iter().map(|&i| &events.events[i]) {
             if let (EventKind::Ddl, Some(sql)) = (event.kind, event.ddl.as_deref()) {
                 self.follow(event.schema.as_deref(), sql);
@@ -585,8 +660,11 @@ impl Layout for TypedLayout {
             }
             let old = (event.kind == EventKind::Update && event.before.is_some()).then(|| next.next()).flatten();
             match old {
-                Some(row) => self.before.iter_mut().zip(row).for_each(|(b, c)| b.append(c, &self.staging, &events.columns)),
-                None => self.before.iter_mut().for_each(ColumnBuilder::append_null),
+                Some(row) => {
+                    self.settle_before_nulls();
+                    self.before.iter_mut().zip(row).for_each(|(b, c)| b.append(c, &self.staging, &events.columns))
+                }
+                None => self.before_nulls_due += 1,
             }
             self.before_valid.push(old.is_some());
         }
@@ -601,11 +679,12 @@ impl Layout for TypedLayout {
 
     fn append_null(&mut self) {
         self.row.iter_mut().for_each(ColumnBuilder::append_null);
-        self.before.iter_mut().for_each(ColumnBuilder::append_null);
+        self.before_nulls_due += 1;
         self.before_valid.push(false);
     }
 
     fn finish(&mut self) -> Vec<ArrayRef> {
+        self.settle_before_nulls();
         let mut columns: Vec<ArrayRef> = self.row.iter_mut().map(ColumnBuilder::finish).collect();
         let before: Vec<ArrayRef> = self.before.iter_mut().map(ColumnBuilder::finish).collect();
         let valid = NullBuffer::from(std::mem::take(&mut self.before_valid));

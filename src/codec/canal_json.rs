@@ -209,11 +209,13 @@ fn read_types<'a>(
 fn column_type(text: Text<'_>) -> ColumnType<'_> {
     let name_end = text.find(['(', ' ']).unwrap_or(text.len());
     let (base, binary) = MySqlType::from_name(&text[..name_end]);
-    let modifiers = match text.rfind(')') {
-        Some(close) if close > name_end => &text[close + 1..],
-        _ => &text[name_end..],
+    let unsigned = name_end < text.len() && {
+        let modifiers = match text.rfind(')') {
+            Some(close) if close > name_end => &text[close + 1..],
+            _ => &text[name_end..],
+        };
+        modifiers.contains("unsigned") || modifiers.contains("zerofill")
     };
-    let unsigned = modifiers.contains("unsigned") || modifiers.contains("zerofill");
     ColumnType { base, unsigned, binary, text: Some(text), flags: None }
 }
 
@@ -240,8 +242,9 @@ fn read_rows<'a>(
             let ty = lookup_type(types, &name, position)
                 .ok_or_else(|| Fault::new(name_at, format!("mysql type does not found, column: {name}")))?;
             let at = cur.offset();
-            let value = read_value(cur, ty)?;
-            out.columns.push(Column { name, ty: ty.clone(), value, at });
+            out.columns.push(Column { name, ty: ty.clone(), value: Value::Null, at });
+            let column = out.columns.last_mut().expect("just pushed");
+            read_value(cur, &column.ty, &mut column.value)?;
         }
         rows.push(start..out.columns.len());
     }
@@ -260,27 +263,29 @@ fn lookup_type<'t, 'a>(
     }
 }
 
-fn read_value<'a>(cur: &mut JsonCursor<'a>, ty: &ColumnType<'a>) -> FaultResult<Value<'a>> {
+/// Reads a column value into `out` (null until then). Stored rather than returned: a returned
+/// `Result<Value, _>` travels through memory and stalled the caller's copy of it.
+fn read_value<'a>(cur: &mut JsonCursor<'a>, ty: &ColumnType<'a>, out: &mut Value<'a>) -> FaultResult<()> {
     match cur.peek() {
         Some(b'n') => {
             cur.null()?;
-            Ok(Value::Null)
         }
         Some(b'"') => {
             let at = cur.offset();
             let text = cur.string()?;
-            if ty.binary {
-                latin1_bytes(text).map(Value::Bytes).map_err(|c| {
+            *out = if ty.binary {
+                Value::Bytes(latin1_bytes(text).map_err(|c| {
                     Fault::new(at, format!("binary column value has code point U+{:04X} above U+00FF", c as u32))
-                })
+                })?)
             } else {
-                Ok(Value::Text(text))
-            }
+                Value::Text(text)
+            };
         }
         // Canal proper writes strings; numbers from other producers keep their text.
-        Some(b'-' | b'0'..=b'9') => cur.number_text().map(|t| Value::Text(Cow::Borrowed(t))),
-        _ => Err(cur.fault("column value must be a string or null")),
+        Some(b'-' | b'0'..=b'9') => *out = Value::Text(Cow::Borrowed(cur.number_text()?)),
+        _ => return Err(cur.fault("column value must be a string or null")),
     }
+    Ok(())
 }
 
 /// Canal writes each byte of a binary value as the code point of the same number.

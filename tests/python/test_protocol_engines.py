@@ -4,6 +4,8 @@ protocol must give back the same changes."""
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -168,3 +170,47 @@ def test_mixed_protocols_in_one_batch(events):
     mixed = pa.Table.from_batches(parts).combine_chunks().to_batches()[0]
     out = pa.Table.from_batches(list(ticdc_rs.decode(iter([mixed]))))
     assert changes(out.to_pylist()) == sorted(changes(events.to_pylist()) * 3)
+
+
+def long_value_stream() -> pa.RecordBatch:
+    """Rows whose text and binary values are too long to be inlined in an Arrow view."""
+    values = []
+    for i in range(ROWS):
+        message = json.loads(canal_message("INSERT", i, f"{i}.25", f"a note long enough for a view, row {i} ✓",
+                                           TSO + 10 * i))
+        message["data"][0]["raw"] = "\u0001\u00ff" * 8
+        values.append(json.dumps(message, ensure_ascii=False).encode())
+    return pa.record_batch({"value": pa.array(values, pa.binary())})
+
+
+@pytest.mark.parametrize("protocol", ["canal-json", "open", "craft", "simple-json", "simple-avro"])
+def test_typed_views_point_into_the_input(protocol):
+    """Declared utf8_view/binary_view columns hold the same values as utf8/binary, and values that
+    are verbatim bytes of their message share the input buffer instead of being copied."""
+    typed = dict(layout="typed", table="shop.orders")
+    source = ticdc_rs.Decoder("canal-json", schema=ORDERS_DDL, **typed).decode(long_value_stream())
+    extension = {"enable_tidb_extension": True} if protocol == "canal-json" else {}
+    encoded = ticdc_rs.Encoder(protocol, **extension).encode(source)
+    plain = ticdc_rs.Decoder(protocol, schema=ORDERS_DDL, **typed).decode(encoded)
+    views = ticdc_rs.polars._with_views(ticdc_rs.schema_from_ddl(ORDERS_DDL))
+    viewed = ticdc_rs.Decoder(protocol, schema=views, **typed).decode(encoded)
+    assert viewed.schema.field("note").type == pa.string_view()
+    assert viewed.schema.field("raw").type == pa.binary_view()
+    assert viewed.schema.field("_before").type.field("note").type == pa.string_view()
+    assert viewed.to_pylist() == plain.to_pylist()
+    assert sum(1 for n in viewed.column("note").to_pylist() if n and len(n.encode()) > 12) >= ROWS
+
+    input_data = encoded.column("value").buffers()[2].address
+    note_blocks = [b.address for b in viewed.column("note").buffers()[2:] if b is not None]
+    assert input_data in note_blocks, "long text values point into the input buffer"
+    if protocol in ("craft", "simple-avro"):
+        raw_blocks = [b.address for b in viewed.column("raw").buffers()[2:] if b is not None]
+        assert raw_blocks == [input_data], "binary values are verbatim in binary protocols"
+
+
+def test_polars_typed_frames_use_views(events, tmp_path):
+    path = dump_of("craft", events, tmp_path)
+    df = ticdc_rs.polars.decode(path, "craft", layout="typed", table="shop.orders")
+    plain = ticdc_rs.polars.decode(path, "craft", layout="typed", table="shop.orders", views=False)
+    assert df.equals(plain)
+    assert df.schema["note"] == plain.schema["note"]

@@ -389,7 +389,7 @@ fn read_group<'a>(
             continue;
         }
         let bytes = cur.take(len as usize, "column value")?;
-        c.value = decode_value(&c.ty, bytes, c.at)?;
+        decode_value(&c.ty, bytes, c.at, &mut c.value)?;
     }
     Ok(from..out.columns.len())
 }
@@ -404,54 +404,51 @@ fn base_type(code: u64) -> MySqlType {
     }
 }
 
-/// A column value from its bytes in the values chunk (`craft.md` §4).
-fn decode_value<'a>(ty: &ColumnType<'a>, bytes: &'a [u8], at: usize) -> FaultResult<Value<'a>> {
+/// A column value from its bytes in the values chunk (`craft.md` §4), stored into `out`. (Stored
+/// rather than returned: a returned `Result<Value, _>` travels through memory, and the caller's
+/// copy of it stalled on store forwarding once per value.)
+fn decode_value<'a>(ty: &ColumnType<'a>, bytes: &'a [u8], at: usize, out: &mut Value<'a>) -> FaultResult<()> {
     use MySqlType as T;
-    let whole = |v: FaultResult<_>, cur: &Cursor<'_>| {
-        v.and_then(|v| if cur.is_empty() { Ok(v) } else { Err(cur.fault("trailing bytes after a number value")) })
-    };
     let mut cur = Cursor::window(bytes, 0, bytes.len(), "value")?;
+    let whole = |cur: &Cursor<'_>| {
+        if cur.is_empty() { Ok(()) } else { Err(Fault::new(at + cur.offset(), "trailing bytes after a number value")) }
+    };
     let relocate = |f: Fault| Fault::new(at + f.offset, f.reason);
-    let value = match ty.base {
+    match ty.base {
         T::TinyInt | T::SmallInt | T::MediumInt | T::Int | T::BigInt if ty.unsigned => {
-            let v = cur.uvarint().map(Value::UInt);
-            whole(v, &cur)
+            *out = Value::UInt(cur.uvarint().map_err(relocate)?);
+            whole(&cur)
         }
         T::TinyInt | T::SmallInt | T::MediumInt | T::Int | T::BigInt | T::Year => {
-            let v = cur.varint().map(Value::Int);
-            whole(v, &cur)
+            *out = Value::Int(cur.varint().map_err(relocate)?);
+            whole(&cur)
         }
         T::Enum | T::Set | T::Bit => {
-            let v = cur.uvarint().map(Value::UInt);
-            whole(v, &cur)
+            *out = Value::UInt(cur.uvarint().map_err(relocate)?);
+            whole(&cur)
         }
         T::Float => {
-            let v = cur.f64().map(|f| if (f as f32) as f64 == f { Value::Float32(f as f32) } else { Value::Float64(f) });
-            whole(v, &cur)
+            let f = cur.f64().map_err(relocate)?;
+            *out = if (f as f32) as f64 == f { Value::Float32(f as f32) } else { Value::Float64(f) };
+            whole(&cur)
         }
         T::Double => {
-            let v = cur.f64().map(Value::Float64);
-            whole(v, &cur)
+            *out = Value::Float64(cur.f64().map_err(relocate)?);
+            whole(&cur)
         }
-        T::Date | T::DateTime | T::Timestamp | T::Time | T::Json | T::Decimal | T::Vector => {
-            return utf8(bytes, at).map(|s| Value::Text(Cow::Borrowed(s)));
+        T::Char | T::VarChar | T::TinyText | T::Text | T::MediumText | T::LongText if ty.binary => {
+            *out = Value::Bytes(Cow::Borrowed(bytes));
+            Ok(())
         }
-        T::Char | T::VarChar | T::TinyText | T::Text | T::MediumText | T::LongText => {
-            if ty.binary {
-                return Ok(Value::Bytes(Cow::Borrowed(bytes)));
-            }
-            return utf8(bytes, at).map(|s| Value::Text(Cow::Borrowed(s)));
+        T::Date | T::DateTime | T::Timestamp | T::Time | T::Json | T::Decimal | T::Vector | T::Char | T::VarChar
+        | T::TinyText | T::Text | T::MediumText | T::LongText => {
+            *out = Value::Text(Cow::Borrowed(utf8(bytes, at)?));
+            Ok(())
         }
-        T::Null | T::Geometry | T::Unknown => return Ok(Value::Null),
-    };
-    value.map_err(relocate)
+        T::Null | T::Geometry | T::Unknown => Ok(()),
+    }
 }
 
-/// Checks text as UTF-8 (SIMD: text values are most of a message's bytes); the standard
-/// library's check runs only on failure, to find the offset.
 fn utf8(bytes: &[u8], at: usize) -> FaultResult<&str> {
-    simdutf8::basic::from_utf8(bytes).map_err(|_| {
-        let valid = std::str::from_utf8(bytes).map_or_else(|e| e.valid_up_to(), |s| s.len());
-        Fault::new(at + valid, "invalid UTF-8 in text")
-    })
+    crate::utf8::check(bytes).map_err(|valid| Fault::new(at + valid, "invalid UTF-8 in text"))
 }

@@ -124,7 +124,7 @@ impl<'a> AvroCursor<'a> {
     pub fn string(&mut self) -> FaultResult<&'a str> {
         let at = self.pos;
         let bytes = self.bytes()?;
-        std::str::from_utf8(bytes).map_err(|e| Fault::new(at, format!("string is not UTF-8 at byte {}", e.valid_up_to())))
+        crate::utf8::check(bytes).map_err(|valid| Fault::new(at, format!("string is not UTF-8 at byte {valid}")))
     }
 
     /// A union branch index or enum symbol index below `n`.
@@ -345,7 +345,7 @@ impl AvroDecoder {
                     _ if column.is_none() => Value::Bytes(Cow::Borrowed(bytes)),
                     Kind::Binary => Value::Bytes(Cow::Borrowed(bytes)),
                     _ => {
-                        let text = std::str::from_utf8(bytes).map_err(|_| bad("text value is not UTF-8"))?;
+                        let text = crate::utf8::check(bytes).map_err(|_| bad("text value is not UTF-8"))?;
                         // new TiCDC writes BIT as decimal text; other producers may send numbers as text.
                         match kind {
                             Kind::Unsigned => Value::UInt(text.parse().map_err(|_| bad(&format!("{text:?} is not an unsigned integer")))?),
