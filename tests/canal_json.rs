@@ -145,3 +145,37 @@ proptest! {
         prop_assert!(errors == 0 && ops.len() >= 1 || errors == 1 && ops.len() == 1);
     }
 }
+
+/// Small compressed messages can expand past what one Arrow utf8 column holds (2 GiB, i32
+/// offsets). The message that would overflow a column is an error row; it never panics.
+#[test]
+fn output_past_two_gib_is_an_error_not_a_panic() {
+    use arrow_schema::Fields;
+    use ticdc_rs::arrow::{LayoutOptions, TableName};
+    let note = "x".repeat(200 << 20);
+    let message = format!(
+        r#"{{"id":0,"database":"d","table":"t","pkNames":["id"],"isDdl":false,"type":"INSERT","es":1,"ts":1,"sql":"","sqlType":{{"id":4,"note":12}},"mysqlType":{{"id":"int","note":"text"}},"data":[{{"id":"1","note":"{note}"}}],"old":null,"_tidb":{{"commitTs":1}}}}"#
+    );
+    let compressed = Compression::Lz4.compress(message.as_bytes()).unwrap();
+    drop((note, message));
+    let input = batch(vec![compressed; 11]); // 11 x 200 MiB of text > 2 GiB
+    let typed = LayoutOptions::Typed {
+        table: TableName::parse("d.t").unwrap(),
+        columns: Fields::from(vec![Field::new("id", DataType::Int32, true), Field::new("note", DataType::Utf8, true)]),
+    };
+    for layout in [typed, LayoutOptions::Envelope] {
+        let options = DecodeOptions {
+            protocol: Some(Protocol::CanalJson),
+            layout,
+            on_error: OnError::Collect,
+            compression: Compression::Lz4,
+            ..Default::default()
+        };
+        let out = BatchDecoder::new(options).unwrap().decode(&input).unwrap();
+        let ops: Vec<_> = out.column_by_name("_op").unwrap().as_string::<i32>().iter().flatten().collect();
+        assert_eq!(ops.iter().filter(|&&op| op == "INSERT").count(), 10);
+        assert_eq!(ops.last(), Some(&"ERROR"));
+        let errors = out.column_by_name("_error").unwrap().as_string::<i32>();
+        assert!(errors.value(10).contains("exceed 2 GiB"), "{}", errors.value(10));
+    }
+}

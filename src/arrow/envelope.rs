@@ -72,6 +72,7 @@ impl Layout for EnvelopeLayout {
     }
 
     fn append(&mut self, events: &MessageEvents<'_>, kept: &[usize]) -> FaultResult<()> {
+        self.ensure_room(events, kept)?;
         for event in kept.iter().map(|&i| &events.events[i]) {
             let after = events.after(event);
             let before = events.before(event);
@@ -122,6 +123,35 @@ impl Layout for EnvelopeLayout {
 }
 
 impl EnvelopeLayout {
+    /// Checks that every text column can take the message: the most any of them can grow by is
+    /// bounded by the names, values (base64 at most 4/3 + 4 bytes; numbers 24), types and keys.
+    fn ensure_room(&mut self, events: &MessageEvents<'_>, kept: &[usize]) -> FaultResult<()> {
+        let value_bound = |v: &Value<'_>| match v {
+            Value::Text(t) => t.len(),
+            Value::Bytes(b) => b.len() / 3 * 4 + 4,
+            _ => 24,
+        };
+        let type_bound = |ty: &ColumnType<'_>| ty.text.as_ref().map_or(32, |t| t.len());
+        let mut bound = 0usize;
+        for event in kept.iter().map(|&i| &events.events[i]) {
+            for c in events.after(event).iter().chain(events.before(event)) {
+                bound += 2 * c.name.len() + value_bound(&c.value) + type_bound(&c.ty);
+            }
+            bound += events.keys(event).iter().map(|k| k.len()).sum::<usize>();
+        }
+        let used = [
+            self.after.keys().values_slice().len(),
+            self.after.values().values_slice().len(),
+            self.before.keys().values_slice().len(),
+            self.before.values().values_slice().len(),
+            self.types.keys().values_slice().len(),
+            self.types.values().values_slice().len(),
+            self.flags.keys().values_slice().len(),
+            self.keys.values_ref().values_slice().len(),
+        ];
+        super::ensure_room("_after/_before/_types/_keys", used.into_iter().max().unwrap_or(0), bound)
+    }
+
     fn append_image(&mut self, present: bool, columns: &[Column<'_>], after: bool) {
         let map = if after { &mut self.after } else { &mut self.before };
         for c in columns {

@@ -7,7 +7,9 @@ use arrow_array::builder::{BinaryBuilder, BooleanBuilder, Int64Builder, StringBu
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, FieldRef};
 
-use crate::event::Event;
+use super::ensure_room;
+use crate::error::FaultResult;
+use crate::event::{Event, MessageEvents};
 
 pub fn fields(collect_errors: bool) -> Vec<FieldRef> {
     let utf8 = |name: &str, nullable| Arc::new(Field::new(name, DataType::Utf8, nullable));
@@ -104,7 +106,33 @@ impl MetaBuilder {
         }
     }
 
-    /// The one ERROR row of a message that could not be read.
+    /// Checks that the text columns can take the events `kept` of `events`.
+    pub fn ensure_room(&self, events: &MessageEvents<'_>, kept: &[usize]) -> FaultResult<()> {
+        let mut more = [0usize; 7];
+        for e in kept.iter().map(|&i| &events.events[i]) {
+            let texts = [&e.schema, &e.table, &e.table_schema, &e.ddl, &e.ddl_type, &e.claim_check];
+            more[0] += "WATERMARK".len();
+            for (total, text) in more[1..].iter_mut().zip(texts) {
+                *total += text.as_deref().map_or(0, str::len);
+            }
+        }
+        let columns = [
+            ("_op", &self.op),
+            ("_schema", &self.schema),
+            ("_table", &self.table),
+            ("_table_schema", &self.table_schema),
+            ("_ddl", &self.ddl),
+            ("_ddl_type", &self.ddl_type),
+            ("_claim_check", &self.claim_check),
+        ];
+        for ((name, builder), more) in columns.into_iter().zip(more) {
+            ensure_room(name, builder.values_slice().len(), more)?;
+        }
+        Ok(())
+    }
+
+    /// The one ERROR row of a message that could not be read. Its raw bytes are left out (null)
+    /// where they would overflow their column; the reason says so.
     pub fn append_error(&mut self, message: usize, reason: &str, key: Option<&[u8]>, value: Option<&[u8]>) {
         self.op.append_value("ERROR");
         self.commit_ts.append_value(0);
@@ -118,9 +146,16 @@ impl MetaBuilder {
         self.claim_check.append_null();
         self.message.append_value(message as i64);
         let e = self.errors.as_mut().expect("error rows exist only when collecting errors");
-        e.error.append_value(reason);
-        e.raw_key.append_option(key);
-        e.raw_value.append_option(value);
+        let fits = |b: &BinaryBuilder, raw: Option<&[u8]>| ensure_room("", b.values_slice().len(), raw.map_or(0, <[u8]>::len)).is_ok();
+        let (key_fits, value_fits) = (fits(&e.raw_key, key), fits(&e.raw_value, value));
+        let reason_fits = ensure_room("", e.error.values_slice().len(), reason.len() + 64).is_ok();
+        match (key_fits && value_fits, reason_fits) {
+            (true, true) => e.error.append_value(reason),
+            (false, true) => e.error.append_value(format!("{reason} (raw bytes left out: over 2 GiB in this batch)")),
+            (_, false) => e.error.append_null(),
+        }
+        e.raw_key.append_option(key.filter(|_| key_fits));
+        e.raw_value.append_option(value.filter(|_| value_fits));
     }
 
     pub fn finish(&mut self) -> Vec<ArrayRef> {

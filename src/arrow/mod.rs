@@ -32,6 +32,19 @@ pub use typed::{ServerZone, TableName};
 /// The largest decompressed or claim-checked message accepted (TiCDC's default limit is 10 MiB).
 pub const MAX_MESSAGE_BYTES: usize = 256 << 20;
 
+/// The most bytes a utf8/binary output column of one batch can hold (its offsets are i32). A
+/// message that would push a column past it fails, so a batch of small compressed messages that
+/// expand to gigabytes is an error under the error policy, not a panic in an Arrow builder.
+pub const MAX_COLUMN_BYTES: usize = i32::MAX as usize;
+
+/// Whether a column holding `used` bytes can take `more`; else the fault for message.
+pub(crate) fn ensure_room(column: &str, used: usize, more: usize) -> FaultResult<()> {
+    if used.saturating_add(more) <= MAX_COLUMN_BYTES {
+        return Ok(());
+    }
+    Err(Fault::new(0, format!("column {column} of this batch's output would exceed 2 GiB; decode smaller batches")))
+}
+
 /// Where a layout's Arrow columns come from: the events of each message, in order.
 pub trait Layout: Send + Sync {
     fn fields(&self) -> Vec<FieldRef>;
@@ -542,6 +555,7 @@ impl BatchDecoder {
                 self.stats.filtered += 1;
             }
         }
+        self.meta.ensure_room(events, &self.kept)?;
         self.layout.append(events, &self.kept)?;
         for &i in &self.kept {
             self.meta.append(&events.events[i], index);

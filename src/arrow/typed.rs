@@ -259,6 +259,15 @@ impl ColumnBuilder {
         self.append_nulls(1);
     }
 
+    /// Bytes held by a utf8/binary builder (whose offsets are i32); 0 for other kinds.
+    fn bytes(&self) -> Option<usize> {
+        match self {
+            ColumnBuilder::Text(b) => Some(b.values_slice().len()),
+            ColumnBuilder::Binary(b) => Some(b.values_slice().len()),
+            _ => None,
+        }
+    }
+
     fn append_nulls(&mut self, n: usize) {
         use ColumnBuilder as B;
         match self {
@@ -571,6 +580,29 @@ impl TypedLayout {
         }
     }
 
+    /// Checks that the utf8/binary columns can take the staged cells of this message.
+    fn ensure_room(&self, columns: &[Column<'_>]) -> FaultResult<()> {
+        let n = self.specs.len().max(1);
+        for (j, (row, before)) in self.row.iter().zip(&self.before).enumerate() {
+            let Some(used) = row.bytes().max(before.bytes()) else { continue };
+            let more: usize = self.staging.cells[j..]
+                .iter()
+                .step_by(n)
+                .map(|cell| match *cell {
+                    Cell::Column(i) => match &columns[i].value {
+                        Value::Text(t) => t.len(),
+                        Value::Bytes(b) => b.len(),
+                        _ => 0,
+                    },
+                    Cell::Staged(i) => self.staging.spans[i].len(),
+                    _ => 0,
+                })
+                .sum();
+            super::ensure_room(self.specs[j].field.name(), used, more)?;
+        }
+        Ok(())
+    }
+
     fn settle_before_nulls(&mut self) {
         let n = std::mem::take(&mut self.before_nulls_due);
         if n > 0 {
@@ -650,6 +682,7 @@ impl Layout for TypedLayout {
                 self.stage_image(&events.columns, before)?;
             }
         }
+        self.ensure_room(&events.columns)?;
         let n = self.specs.len();
         let mut cells = std::mem::take(&mut self.staging.cells);
         let mut next = cells.chunks(n.max(1));
