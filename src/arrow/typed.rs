@@ -209,6 +209,7 @@ impl ColumnBuilder {
         }
     }
 
+    #[inline]
     fn append(&mut self, cell: &Cell, staging: &Staging, columns: &[Column<'_>]) {
         use ColumnBuilder as B;
         match (self, cell) {
@@ -585,7 +586,7 @@ impl TypedLayout {
         let n = self.specs.len().max(1);
         for (j, (row, before)) in self.row.iter().zip(&self.before).enumerate() {
             let Some(used) = row.bytes().max(before.bytes()) else { continue };
-            let more: usize = self.staging.cells[j..]
+            let more: usize = self.staging.cells.get(j..).unwrap_or_default()
                 .iter()
                 .step_by(n)
                 .map(|cell| match *cell {
