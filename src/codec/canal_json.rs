@@ -242,8 +242,10 @@ fn read_rows<'a>(
             let ty = lookup_type(types, &name, position)
                 .ok_or_else(|| Fault::new(name_at, format!("mysql type does not found, column: {name}")))?;
             let at = cur.offset();
-            out.columns.push(Column { name, ty: ty.clone(), value: Value::Null, at });
-            let column = out.columns.last_mut().expect("just pushed");
+            let column = out.push_column();
+            column.name = name;
+            column.ty = ty.clone();
+            column.at = at;
             read_value(cur, &column.ty, &mut column.value)?;
         }
         rows.push(start..out.columns.len());

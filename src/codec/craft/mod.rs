@@ -351,17 +351,18 @@ fn read_group<'a>(
 ) -> FaultResult<Range<usize>> {
     let m = cur.count(MIN_COLUMN_BYTES, "column count")?;
     let from = out.columns.len();
-    out.columns.reserve(m);
+    // Filled in place (see `MessageEvents::push_column`); `m` is bounded by the group's bytes.
+    out.columns.resize_with(from + m, Column::default);
+    let columns = &mut out.columns[from..];
     // Names: a delta varint chunk of term ids.
     let mut id = 0i64;
-    for j in 0..m {
+    for (j, c) in columns.iter_mut().enumerate() {
         let at = cur.offset();
         let v = cur.varint()?;
         id = if j == 0 { v } else { id.wrapping_add(v) };
-        let name = terms.get(id, at)?;
-        out.columns.push(Column { name: Cow::Borrowed(name), ty: ColumnType::new(MySqlType::Unknown), value: Value::Null, at });
+        c.name = Cow::Borrowed(terms.get(id, at)?);
+        c.at = at;
     }
-    let columns = &mut out.columns[from..];
     // Types, then flags: the type is provisional until the flags say unsigned / binary.
     for c in columns.iter_mut() {
         let code = cur.uvarint()?;

@@ -270,7 +270,10 @@ fn read_row<'b>(item: &'b [u8], base: usize, columns: &mut Vec<Column<'b>>) -> F
         cur.begin_object()?;
         let mut first_column = true;
         while let Some(column) = cur.next_key(&mut first_column)? {
-            columns.push(read_column(&mut cur, column, base)?);
+            // Filled in place (see `MessageEvents::push_column`).
+            columns.push(Column::default());
+            let slot = columns.len() - 1;
+            read_column(&mut cur, column, base, &mut columns[slot])?;
         }
         *image = Some(start..columns.len());
     }
@@ -281,7 +284,7 @@ fn read_row<'b>(item: &'b [u8], base: usize, columns: &mut Vec<Column<'b>>) -> F
 }
 
 /// `{"t": type, "h": bool, "f": flags, "v": value}`, in any order (tiflow writes t, h, f, v).
-fn read_column<'b>(cur: &mut JsonCursor<'b>, name: Text<'b>, base: usize) -> FaultResult<Column<'b>> {
+fn read_column<'b>(cur: &mut JsonCursor<'b>, name: Text<'b>, base: usize, out: &mut Column<'b>) -> FaultResult<()> {
     let object_at = cur.offset();
     cur.begin_object()?;
     let mut code = None;
@@ -332,7 +335,8 @@ fn read_column<'b>(cur: &mut JsonCursor<'b>, name: Text<'b>, base: usize) -> Fau
         text: None,
         flags: Some(flags),
     };
-    Ok(Column { name, ty, value, at: base + value_at })
+    (out.name, out.ty, out.value, out.at) = (name, ty, value, base + value_at);
+    Ok(())
 }
 
 /// One `v`, typed by its column's code and flags.

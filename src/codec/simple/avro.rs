@@ -307,7 +307,8 @@ impl AvroDecoder {
                 if !order.note(i) {
                     return Err(Fault::new(name_at, format!("column {name} appears twice")));
                 }
-                out.columns.push(Column { name: Cow::Borrowed(name), ty: column.ty.clone(), value, at });
+                let c = out.push_column();
+                (c.name, c.ty, c.value, c.at) = (Cow::Borrowed(name), column.ty.clone(), value, at);
             }
             Ok(())
         })?;

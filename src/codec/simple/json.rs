@@ -160,7 +160,8 @@ impl JsonDecoder {
             let column = &table.columns[i];
             let at = cur.offset();
             let value = self.read_value(cur, column)?;
-            out.columns.push(Column { name, ty: column.ty.clone(), value, at });
+            let c = out.push_column();
+            (c.name, c.ty, c.value, c.at) = (name, column.ty.clone(), value, at);
         }
         order.sort(out, start);
         Ok(start..out.columns.len())
