@@ -12,7 +12,7 @@ use std::ops::Range;
 
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{Column, ColumnType, Event, EventKind, MessageEvents, Text, Value};
+use crate::event::{ColumnType, Event, EventKind, MessageEvents, Text, Value};
 use crate::json::JsonCursor;
 use crate::mysql::MySqlType;
 

@@ -20,7 +20,7 @@ use super::{
     TableColumn, TableSchema, DDL_TYPES,
 };
 use crate::error::{Fault, FaultResult};
-use crate::event::{Column, Event, EventKind, MessageEvents, Value};
+use crate::event::{Event, EventKind, MessageEvents, Value};
 use crate::mysql::MySqlType;
 
 /// The union branch of `com.pingcap.simple.avro.Message` in the top-level schema.

@@ -13,7 +13,7 @@ use base64::Engine;
 use super::checksum::RowChecksum;
 use super::{finish_row, ImageOrder, Kind, Outcome, RowHeader, State, Table, TableColumn, TableSchema};
 use crate::error::{Fault, FaultResult};
-use crate::event::{Column, Event, EventKind, MessageEvents, Text, Value};
+use crate::event::{Event, EventKind, MessageEvents, Text, Value};
 use crate::json::JsonCursor;
 
 #[derive(Default)]
