@@ -20,6 +20,16 @@ use crate::mysql::MySqlType;
 pub struct CanalJsonCodec {
     data_rows: Vec<Range<usize>>,
     old_rows: Vec<Range<usize>>,
+    /// The `mysqlType` map's allocation, kept empty between objects (see [`recycle`]).
+    types: Vec<(Text<'static>, ColumnType<'static>)>,
+}
+
+/// An empty vector of another lifetime over the same allocation. The entries of `mysqlType`
+/// borrow from each message, so the codec cannot keep them; it keeps their storage instead of
+/// allocating it per message. (Collecting an empty `into_iter` in place reuses the buffer.)
+fn recycle<'b>(mut v: Vec<(Text<'_>, ColumnType<'_>)>) -> Vec<(Text<'b>, ColumnType<'b>)> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
 }
 
 /// The top-level fields of one object, as read.
@@ -31,7 +41,6 @@ struct Header<'a> {
     is_ddl: bool,
     kind: Option<Text<'a>>,
     sql: Option<Text<'a>>,
-    types: Vec<(Text<'a>, ColumnType<'a>)>,
     data_at: Option<usize>,
     old_at: Option<usize>,
     commit_ts: Option<u64>,
@@ -68,6 +77,18 @@ impl CanalJsonCodec {
         cur: &mut JsonCursor<'a>,
         out: &mut MessageEvents<'a>,
     ) -> FaultResult<()> {
+        let mut types = recycle(std::mem::take(&mut self.types));
+        let result = self.decode_object_with(cur, &mut types, out);
+        self.types = recycle(types);
+        result
+    }
+
+    fn decode_object_with<'a>(
+        &mut self,
+        cur: &mut JsonCursor<'a>,
+        types: &mut Vec<(Text<'a>, ColumnType<'a>)>,
+        out: &mut MessageEvents<'a>,
+    ) -> FaultResult<()> {
         let object_at = cur.offset();
         let mut h = Header::default();
         self.data_rows.clear();
@@ -87,14 +108,14 @@ impl CanalJsonCodec {
                 "type" => h.kind = nullable_string(cur)?,
                 "sql" => h.sql = nullable_string(cur)?,
                 "mysqlType" => {
-                    read_types(cur, &mut h.types)?;
+                    read_types(cur, types)?;
                     types_seen = true;
                 }
                 "data" if types_seen => {
-                    data_read = read_rows(cur, &h.types, out, &mut self.data_rows)?;
+                    data_read = read_rows(cur, types, out, &mut self.data_rows)?;
                 }
                 "old" if types_seen => {
-                    old_read = read_rows(cur, &h.types, out, &mut self.old_rows)?;
+                    old_read = read_rows(cur, types, out, &mut self.old_rows)?;
                 }
                 "data" | "old" => {
                     let at = cur.offset();
@@ -111,11 +132,11 @@ impl CanalJsonCodec {
         // Row arrays met before their types are read now that the types are known.
         if let (Some(at), false) = (h.data_at, data_read) {
             cur.seek(at);
-            read_rows(cur, &h.types, out, &mut self.data_rows)?;
+            read_rows(cur, types, out, &mut self.data_rows)?;
         }
         if let (Some(at), false) = (h.old_at, old_read) {
             cur.seek(at);
-            read_rows(cur, &h.types, out, &mut self.old_rows)?;
+            read_rows(cur, types, out, &mut self.old_rows)?;
         }
         cur.seek(end);
         self.emit(h, object_at, out)
@@ -298,10 +319,34 @@ fn latin1_bytes(text: Text<'_>) -> Result<Cow<'_, [u8]>, char> {
             Cow::Owned(s) => Cow::Owned(s.into_bytes()),
         });
     }
-    text.chars()
-        .map(|c| u8::try_from(c as u32).map_err(|_| c))
-        .collect::<Result<Vec<u8>, char>>()
-        .map(Cow::Owned)
+    // Each byte's character is at least as long in UTF-8 as the byte, so the bytes are written
+    // over the text's own buffer when it has one.
+    let mut bytes = match text {
+        Cow::Borrowed(s) => {
+            let mut v = Vec::with_capacity(s.len());
+            v.extend_from_slice(s.as_bytes());
+            v
+        }
+        Cow::Owned(s) => s.into_bytes(),
+    };
+    let mut len = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let lead = bytes[i];
+        let (code, width) = match lead {
+            0..=0x7f => (lead as u32, 1),
+            0xc2 | 0xc3 => (((lead as u32 & 0x1f) << 6) | (bytes.get(i + 1).map_or(0, |&b| b as u32 & 0x3f)), 2),
+            _ => {
+                let rest = std::str::from_utf8(&bytes[i..]).ok().and_then(|s| s.chars().next());
+                return Err(rest.unwrap_or(char::REPLACEMENT_CHARACTER));
+            }
+        };
+        bytes[len] = code as u8;
+        len += 1;
+        i += width;
+    }
+    bytes.truncate(len);
+    Ok(Cow::Owned(bytes))
 }
 
 /// The old image of an UPDATE whose `old` lists only changed columns: every column of the new
@@ -343,4 +388,27 @@ fn read_tidb<'a>(cur: &mut JsonCursor<'a>, h: &mut Header<'a>) -> FaultResult<()
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recycled_types_keep_their_allocation() {
+        let mut v: Vec<(Text<'_>, ColumnType<'_>)> = Vec::with_capacity(12);
+        v.push((Cow::Borrowed("id"), ColumnType::new(MySqlType::Int)));
+        assert_eq!(recycle(v).capacity(), 12);
+    }
+
+    #[test]
+    fn latin1_text_becomes_its_bytes() {
+        let text: String = [0u8, 0x41, 0x7f, 0x80, 0xe9, 0xff].iter().map(|&b| b as char).collect();
+        let expected = [0u8, 0x41, 0x7f, 0x80, 0xe9, 0xff];
+        assert_eq!(latin1_bytes(Cow::Borrowed(&text)).unwrap().as_ref(), expected);
+        assert_eq!(latin1_bytes(Cow::Owned(text)).unwrap().as_ref(), expected);
+        assert_eq!(latin1_bytes(Cow::Borrowed("ab")).unwrap().as_ref(), b"ab");
+        assert_eq!(latin1_bytes(Cow::Borrowed("aĀ")), Err('Ā'));
+        assert_eq!(latin1_bytes(Cow::Borrowed("a東")), Err('東'));
+    }
 }

@@ -88,8 +88,20 @@ impl<'a> Cursor<'a> {
     /// An unsigned LEB128 varint (protobuf / Go `binary.Uvarint`).
     #[inline(always)]
     pub fn uvarint(&mut self) -> FaultResult<u64> {
-        // Fast path: one-byte values are the common case (counts, types, flags, short lengths).
-        if self.pos < self.end {
+        // Fast paths: one- and two-byte values are the common case (counts, types, flags,
+        // lengths, zigzagged deltas).
+        if self.pos + 1 < self.end {
+            if let Some(&[b0, b1]) = self.data.get(self.pos..self.pos + 2) {
+                if b0 < 0x80 {
+                    self.pos += 1;
+                    return Ok(b0 as u64);
+                }
+                if b1 < 0x80 {
+                    self.pos += 2;
+                    return Ok((b0 & 0x7f) as u64 | (b1 as u64) << 7);
+                }
+            }
+        } else if self.pos < self.end {
             if let Some(&b) = self.data.get(self.pos) {
                 if b < 0x80 {
                     self.pos += 1;
