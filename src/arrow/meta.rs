@@ -158,6 +158,11 @@ impl MetaBuilder {
         e.raw_value.append_option(value.filter(|_| value_fits));
     }
 
+    /// Rows appended since the last `finish`.
+    pub fn rows(&self) -> usize {
+        arrow_array::builder::ArrayBuilder::len(&self.message)
+    }
+
     pub fn finish(&mut self) -> Vec<ArrayRef> {
         let mut columns: Vec<ArrayRef> = vec![
             Arc::new(self.op.finish()),

@@ -4,7 +4,9 @@
 //! columns in place, undoes whole-value compression, resolves claim-check files, asks the codec
 //! for each message's events, applies the error policy, and hands the events to a [`Layout`]
 //! (envelope or typed) that owns the Arrow builders. Columns named in `carry` are copied from the
-//! input onto each event with one `take` at the end of the batch.
+//! input onto each event with one `take` at the end of the batch; a message a codec holds into a
+//! later batch (a Simple row waiting for its schema) has its carried values copied out when it is
+//! held, so that its rows carry them whenever they come out.
 
 pub mod encode;
 pub mod envelope;
@@ -15,6 +17,7 @@ pub mod typed;
 pub mod views;
 
 use std::io::Read;
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -273,6 +276,11 @@ pub struct BatchDecoder {
     /// Serial number of the current `decode` call, from 1: tells held messages' origins apart.
     batch: u64,
     held: Vec<Held>,
+    /// The carried values of messages held past their batch: one single-row array per carry
+    /// column, by where the message came from.
+    held_carry: rustc_hash::FxHashMap<Origin, Vec<ArrayRef>>,
+    /// Output rows of this batch decoded from messages of an earlier batch, with their origin.
+    earlier_rows: Vec<(Range<usize>, Origin)>,
 }
 
 impl BatchDecoder {
@@ -306,6 +314,8 @@ impl BatchDecoder {
             stats: Stats::default(),
             batch: 0,
             held: Vec::new(),
+            held_carry: Default::default(),
+            earlier_rows: Vec::new(),
             options,
         })
     }
@@ -364,15 +374,15 @@ impl BatchDecoder {
             if let Err((protocol, fault)) = result {
                 self.fail(protocol, i, fault, key, value)?;
             }
-            self.settle_held(i)?;
+            self.settle_held(i, batch)?;
         }
         self.finish(Some(batch))
     }
 
     /// End of stream: the messages codecs still hold (Simple rows whose schema never came)
     /// become errors under the error policy (ERROR rows with `collect`, counted with `skip`,
-    /// raised with `raise`). Their `_message` is their index in the batch they came in; carried
-    /// columns are null, as there is no input batch.
+    /// raised with `raise`). Their `_message` is their index in the batch they came in, and their
+    /// carried columns are theirs.
     pub fn flush(&mut self) -> Result<RecordBatch> {
         self.layout.set_input(&[]);
         let mut held = std::mem::take(&mut self.held);
@@ -380,8 +390,7 @@ impl BatchDecoder {
             self.codecs[c].expire_held(&mut held);
             let protocol = self.codecs[c].protocol();
             for h in held.drain(..) {
-                let index = h.origin.message;
-                self.replay(protocol, index, h)?;
+                self.replay_earlier(protocol, h)?;
             }
         }
         self.held = held;
@@ -413,22 +422,37 @@ impl BatchDecoder {
         Ok(())
     }
 
-    /// After message `index` of the current batch: takes the messages the codecs held earlier
-    /// and whose wait is now over, and emits them right here — a released one decoded again, a
-    /// dropped one as a failure. Their `_message` is their own index when they came in this
-    /// batch, else `index` (the message that released them), so that carried columns stay valid.
-    fn settle_held(&mut self, index: usize) -> Result<()> {
+    /// After message `index` of `input`: takes the messages the codecs held earlier and whose
+    /// wait is now over, and emits them right here — a released one decoded again, a dropped one
+    /// as a failure. Their `_message` is their index in the batch they came in, and their carried
+    /// columns are their own. If message `index` itself is now held, its carried values are kept.
+    fn settle_held(&mut self, index: usize, input: &RecordBatch) -> Result<()> {
         let origin = Origin { batch: self.batch, message: index };
         let mut held = std::mem::take(&mut self.held);
         for c in 0..self.codecs.len() {
-            self.codecs[c].take_held(origin, &mut held);
+            if self.codecs[c].take_held(origin, &mut held) && !self.options.carry.is_empty() {
+                let values = self.carried_values(input, &UInt32Array::from(vec![index as u32]))?;
+                self.held_carry.insert(origin, values);
+            }
             let protocol = self.codecs[c].protocol();
             for h in held.drain(..) {
-                let at = if h.origin.batch == self.batch { h.origin.message } else { index };
-                self.replay(protocol, at, h)?;
+                if h.origin.batch == self.batch {
+                    self.held_carry.remove(&h.origin);
+                    self.replay(protocol, h.origin.message, h)?;
+                } else {
+                    self.replay_earlier(protocol, h)?;
+                }
             }
         }
         self.held = held;
+        Ok(())
+    }
+
+    /// Replays a message held from an earlier batch, noting which output rows it made.
+    fn replay_earlier(&mut self, protocol: Protocol, h: Held) -> Result<()> {
+        let (origin, from) = (h.origin, self.meta.rows());
+        self.replay(protocol, origin.message, h)?;
+        self.earlier_rows.push((from..self.meta.rows(), origin));
         Ok(())
     }
 
@@ -568,25 +592,65 @@ impl BatchDecoder {
         let mut columns = self.meta.finish();
         columns.extend(self.layout.finish());
         let rows = columns[0].len();
+        let earlier_rows = std::mem::take(&mut self.earlier_rows);
         if !self.options.carry.is_empty() {
             let messages = columns[self.schema.index_of("_message").expect("meta column")].as_primitive::<arrow_array::types::Int64Type>();
-            let indices: UInt32Array = messages.values().iter().map(|&m| m as u32).collect();
-            for f in &self.options.carry {
-                let Some(input) = input else {
-                    columns.push(arrow_array::new_null_array(f.data_type(), rows));
-                    continue;
-                };
-                let source = input.column_by_name(f.name()).ok_or_else(|| {
-                    DecodeError::usage(self.protocol_name(), format!("input has no carry column {:?}", f.name()))
-                })?;
-                let taken = arrow_select::take::take(source.as_ref(), &indices, None)
-                    .and_then(|a| arrow_cast::cast(&a, f.data_type()))
-                    .map_err(|e| DecodeError::usage(self.protocol_name(), format!("carry column {:?}: {e}", f.name())))?;
-                columns.push(taken);
+            let mut indices: Vec<Option<u32>> = messages.values().iter().map(|&m| Some(m as u32)).collect();
+            for (range, _) in &earlier_rows {
+                indices[range.clone()].fill(None);
             }
+            let carried = match input {
+                Some(input) => self.carried_values(input, &UInt32Array::from(indices))?,
+                None => self.options.carry.iter().map(|f| arrow_array::new_null_array(f.data_type(), rows)).collect(),
+            };
+            columns.extend(self.with_earlier_carry(carried, &earlier_rows)?);
+        }
+        for (_, origin) in &earlier_rows {
+            self.held_carry.remove(origin);
         }
         RecordBatch::try_new_with_options(self.schema.clone(), columns, &RecordBatchOptions::new().with_row_count(Some(rows)))
             .map_err(|e| DecodeError::usage(self.protocol_name(), format!("internal: {e}")))
+    }
+}
+
+impl BatchDecoder {
+    /// The carry columns of `input` at rows `indices` (null where an index is), as declared.
+    fn carried_values(&self, input: &RecordBatch, indices: &UInt32Array) -> Result<Vec<ArrayRef>> {
+        let usage = |reason: String| DecodeError::usage(self.protocol_name(), reason);
+        let mut out = Vec::with_capacity(self.options.carry.len());
+        for f in &self.options.carry {
+            let source =
+                input.column_by_name(f.name()).ok_or_else(|| usage(format!("input has no carry column {:?}", f.name())))?;
+            let taken = arrow_select::take::take(source.as_ref(), indices, None)
+                .and_then(|a| arrow_cast::cast(&a, f.data_type()))
+                .map_err(|e| usage(format!("carry column {:?}: {e}", f.name())))?;
+            out.push(taken);
+        }
+        Ok(out)
+    }
+
+    /// Puts the kept carried values of messages from earlier batches onto their rows.
+    fn with_earlier_carry(&self, carried: Vec<ArrayRef>, earlier_rows: &[(Range<usize>, Origin)]) -> Result<Vec<ArrayRef>> {
+        if earlier_rows.is_empty() {
+            return Ok(carried);
+        }
+        carried
+            .into_iter()
+            .enumerate()
+            .map(|(k, column)| {
+                // Source 0 is the column; source 1 + j is the single row kept for `earlier_rows[j]`.
+                let mut sources: Vec<&dyn Array> = vec![column.as_ref()];
+                let mut indices: Vec<(usize, usize)> = (0..column.len()).map(|r| (0, r)).collect();
+                for (range, origin) in earlier_rows {
+                    if let Some(values) = self.held_carry.get(origin) {
+                        sources.push(values[k].as_ref());
+                        indices[range.clone()].fill((sources.len() - 1, 0));
+                    }
+                }
+                arrow_select::interleave::interleave(&sources, &indices)
+                    .map_err(|e| DecodeError::usage(self.protocol_name(), format!("internal: carried values: {e}")))
+            })
+            .collect()
     }
 }
 

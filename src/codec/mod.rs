@@ -135,8 +135,11 @@ pub trait Codec: Send + Sync {
     /// Called by the driver after every message, with where that message came from: hands over
     /// the messages this codec held back earlier (Simple: rows that arrived before their table's
     /// schema) whose wait is over — released ones to be decoded again now, failed ones to be
-    /// reported. A message the codec has just held is tagged with `origin`.
-    fn take_held(&mut self, _origin: Origin, _out: &mut Vec<Held>) {}
+    /// reported. A message the codec has just held is tagged with `origin`; returns whether the
+    /// message at `origin` is now held.
+    fn take_held(&mut self, _origin: Origin, _out: &mut Vec<Held>) -> bool {
+        false
+    }
 
     /// End of stream: every message still held, as a failure.
     fn expire_held(&mut self, _out: &mut Vec<Held>) {}
@@ -149,7 +152,7 @@ pub trait Codec: Send + Sync {
 
 /// Where a message came from: the serial number of the `BatchDecoder::decode` call (from 1)
 /// and the message's index in that call's input batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Origin {
     pub batch: u64,
     pub message: usize,

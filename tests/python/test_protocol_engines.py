@@ -83,12 +83,13 @@ def test_spark_simple_rows_before_their_bootstrap_in_other_batches(spark, events
     rest = [v for v in values if b'"type":"BOOTSTRAP"' not in v]
     assert len(bootstrap) == 1
     path = tmp_path / "late_bootstrap.parquet"
-    pq.write_table(pa.table({"value": pa.array(rest + bootstrap, pa.binary())}), path)
+    stream = rest + bootstrap
+    pq.write_table(pa.table({"value": pa.array(stream, pa.binary()), "offset": pa.array(range(len(stream)), pa.int64())}), path)
 
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")
     try:
         df = spark.read.parquet(str(path)).coalesce(1)
-        dec = ticdc_rs.Decoder("simple-json", on_error="collect")
+        dec = ticdc_rs.Decoder("simple-json", on_error="collect", carry=["offset"])
         rows = [r.asDict() for r in df.mapInArrow(dec, dec.schema).collect()]
     finally:
         spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
@@ -96,6 +97,41 @@ def test_spark_simple_rows_before_their_bootstrap_in_other_batches(spark, events
     assert "ERROR" not in ops
     assert ops.count("INSERT") == ROWS
     assert ops.index("BOOTSTRAP") < ops.index("INSERT"), "held rows come out after their schema"
+    # Each released row carries its own message's Kafka offset, not the BOOTSTRAP's.
+    for r in rows:
+        if r["_op"] in ("INSERT", "UPDATE", "DELETE"):
+            source = json.loads(stream[r["_offset"]])
+            assert (source["type"], source["commitTs"]) == (r["_op"], r["_commit_ts"])
+
+
+@pytest.mark.parametrize("protocol", ["simple-json", "simple-avro"])
+def test_simple_rows_held_across_batches_keep_their_own_carried_columns(events, protocol):
+    encoded = ticdc_rs.Encoder(protocol).encode(events)
+    values = encoded.column("value").to_pylist()
+    is_bootstrap = [ticdc_rs.Decoder(protocol).decode(pa.record_batch({"value": pa.array([v], pa.binary())}))
+                    .column("_op").to_pylist() == ["BOOTSTRAP"] for v in values]
+    rest = [v for v, b in zip(values, is_bootstrap) if not b]
+    bootstrap = [v for v, b in zip(values, is_bootstrap) if b]
+    dec = ticdc_rs.Decoder(protocol, carry=["offset"])
+
+    def batch(vals, first_offset):
+        return pa.record_batch({"value": pa.array(vals, pa.binary()),
+                                "offset": pa.array(range(first_offset, first_offset + len(vals)), pa.int64())})
+
+    held = dec.decode(batch(rest[:6], 100))
+    assert held.num_rows == 0
+    same_batch = dec.decode(batch(rest[6:9] + bootstrap, 200))
+    rows = same_batch.to_pylist()
+    dml = [r for r in rows if r["_op"] in ("INSERT", "UPDATE", "DELETE")]
+    assert [r["_offset"] for r in dml] == [100, 101, 102, 103, 104, 105, 200, 201, 202]
+    assert [r["_message"] for r in dml] == [0, 1, 2, 3, 4, 5, 0, 1, 2]
+    assert [r["_offset"] for r in rows if r["_op"] == "BOOTSTRAP"] == [203]
+
+    # Rows whose schema never comes: at flush, ERROR rows that still say where they came from.
+    dec = ticdc_rs.Decoder(protocol, carry=["offset"], on_error="collect")
+    assert dec.decode(batch(rest[:3], 500)).num_rows == 0
+    expired = dec.flush().to_pylist()
+    assert [(r["_op"], r["_offset"], r["_message"]) for r in expired] == [("ERROR", 500 + i, i) for i in range(3)]
 
 
 def test_spark_rows_whose_schema_never_comes_are_error_rows(spark, events, tmp_path):

@@ -880,10 +880,8 @@ impl Codec for SimpleCodec {
         Ok(())
     }
 
-    fn take_held(&mut self, origin: Origin, out: &mut Vec<Held>) {
-        if let Some(last) = self.state.waiting.back_mut().filter(|w| w.origin.is_none()) {
-            last.origin = Some(origin);
-        }
+    fn take_held(&mut self, origin: Origin, out: &mut Vec<Held>) -> bool {
+        let held_now = self.state.waiting.back_mut().filter(|w| w.origin.is_none()).map(|last| last.origin = Some(origin));
         // A row held by this very message and dropped at once by the bound has no origin yet.
         out.extend(self.state.settled.drain(..).map(|(w, failure)| Held {
             origin: w.origin.unwrap_or(origin),
@@ -891,6 +889,7 @@ impl Codec for SimpleCodec {
             value: w.value,
             failure,
         }));
+        held_now.is_some()
     }
 
     fn expire_held(&mut self, out: &mut Vec<Held>) {
