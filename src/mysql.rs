@@ -150,7 +150,9 @@ impl MySqlType {
             "mediumblob" => (MediumText, true),
             "longblob" => (LongText, true),
             "vector" => (Vector, false),
-            "geometry" => (Geometry, false),
+            // Spatial values are WKB bytes (Canal writes them like BLOBs, as ISO-8859-1 text).
+            "geometry" | "point" | "linestring" | "polygon" | "multipoint" | "multilinestring" | "multipolygon"
+            | "geometrycollection" | "geomcollection" => (Geometry, true),
             "null" => (Null, false),
             _ => (Unknown, false),
         }
@@ -226,7 +228,7 @@ pub struct TypeDescription {
 impl TypeDescription {
     pub fn parse(text: &str) -> TypeDescription {
         let text = text.trim();
-        let name_end = text.find(|c: char| c == '(' || c == ' ').unwrap_or(text.len());
+        let name_end = text.find(['(', ' ']).unwrap_or(text.len());
         let (base, binary) = MySqlType::from_name(&text[..name_end]);
         let mut rest = &text[name_end..];
         let mut length = None;
@@ -532,7 +534,7 @@ mod tests {
         assert_eq!(t.members, vec!["a", "b'c", "d,e"]);
         let t = TypeDescription::parse("varbinary(255)");
         assert!(t.binary && t.base == MySqlType::VarChar);
-        assert_eq!(TypeDescription::parse("tinyint unsigned").unsigned, true);
+        assert!(TypeDescription::parse("tinyint unsigned").unsigned);
     }
 
     #[test]

@@ -9,6 +9,11 @@
 //! the widest precision, a BIT of unknown width is read as decimal(20, 0), and ENUM/SET stay
 //! numbers unless their members are known. Each field keeps the type text in its metadata
 //! (`mysql_type`) so the typed layout can turn ENUM/SET numbers into names.
+//!
+//! A column whose type changes within the sample (an `ALTER ... MODIFY` between its rows) gets
+//! the widest of its numeric types, so that the sample decodes with the schema inferred from it
+//! (integers and decimals widen, FLOAT to DOUBLE); between other kinds the latest type wins, as
+//! it is the table's type now.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -87,6 +92,36 @@ fn describe(ty: &ColumnType<'_>) -> (TypeDescription, String) {
     }
 }
 
+/// The type of a column first seen as `earlier` and later as `later` (see the module docs).
+fn widen(earlier: DataType, later: DataType) -> DataType {
+    use DataType as D;
+    let digits = |t: &D| match t {
+        D::Int8 => Some((3, 0)),
+        D::Int16 => Some((5, 0)),
+        D::Int32 => Some((10, 0)),
+        D::Int64 => Some((19, 0)),
+        D::Decimal128(p, s) => Some((*p, *s)),
+        _ => None,
+    };
+    if earlier == later {
+        return later;
+    }
+    match (digits(&earlier), digits(&later)) {
+        (Some((p1, 0)), Some((p2, 0))) if !matches!(earlier, D::Decimal128(..)) && !matches!(later, D::Decimal128(..)) => {
+            if p1 > p2 { earlier } else { later }
+        }
+        (Some((p1, s1)), Some((p2, s2))) => {
+            let scale = s1.max(s2);
+            let whole = (p1 as i16 - s1 as i16).max(p2 as i16 - s2 as i16);
+            D::Decimal128((whole + scale as i16).clamp(1, 38) as u8, scale)
+        }
+        _ => match (earlier, later) {
+            (D::Float32, D::Float64) | (D::Float64, D::Float32) => D::Float64,
+            (_, later) => later,
+        },
+    }
+}
+
 fn decimal_scale(value: &Value<'_>) -> Option<u32> {
     match value {
         Value::Text(t) => Some(t.split_once('.').map_or(0, |(_, f)| f.len() as u32)),
@@ -96,8 +131,8 @@ fn decimal_scale(value: &Value<'_>) -> Option<u32> {
 
 struct Seen {
     name: String,
-    desc: TypeDescription,
-    text: String,
+    /// Each distinct type description the column had, in order of appearance, with its text.
+    types: Vec<(TypeDescription, String)>,
     scale: Option<u32>,
 }
 
@@ -161,12 +196,17 @@ pub fn infer_schema(
                 }
                 for c in events.after(e).iter().chain(events.before(e)) {
                     let at = *by_name.entry(c.name.to_string()).or_insert_with(|| {
-                        let (desc, text) = describe(&c.ty);
-                        seen.push(Seen { name: c.name.to_string(), desc, text, scale: None });
+                        seen.push(Seen { name: c.name.to_string(), types: Vec::new(), scale: None });
                         seen.len() - 1
                     });
-                    if seen[at].scale.is_none() && seen[at].desc.base == MySqlType::Decimal {
-                        seen[at].scale = decimal_scale(&c.value);
+                    let s = &mut seen[at];
+                    let (desc, text) = describe(&c.ty);
+                    if desc.base == MySqlType::Decimal {
+                        s.scale = s.scale.max(decimal_scale(&c.value));
+                    }
+                    if s.types.last().is_none_or(|(_, t)| *t != text) {
+                        s.types.retain(|(_, t)| *t != text);
+                        s.types.push((desc, text));
                     }
                 }
             }
@@ -184,8 +224,10 @@ pub fn infer_schema(
     let fields: Vec<Field> = seen
         .iter()
         .map(|s| {
-            let metadata = HashMap::from([(MYSQL_TYPE_KEY.to_string(), s.text.clone())]);
-            Field::new(&s.name, arrow_type(&s.desc, s.scale), true).with_metadata(metadata)
+            let data_type = s.types.iter().map(|(desc, _)| arrow_type(desc, s.scale)).reduce(widen).unwrap_or(DataType::Utf8);
+            let text = s.types.last().map(|(_, t)| t.clone()).unwrap_or_default();
+            let metadata = HashMap::from([(MYSQL_TYPE_KEY.to_string(), text)]);
+            Field::new(&s.name, data_type, true).with_metadata(metadata)
         })
         .collect();
     let mut metadata = HashMap::from([("table".to_string(), format!("{}.{}", table.schema, table.table))]);
@@ -194,4 +236,23 @@ pub fn infer_schema(
         metadata.insert(PRIMARY_KEY_KEY.to_string(), format!("[{}]", quoted.join(",")));
     }
     Ok(Schema::new(fields.into_iter().map(Arc::new).collect::<Vec<_>>()).with_metadata(metadata))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use DataType as D;
+
+    #[test]
+    fn types_widen_to_hold_every_value_of_the_sample() {
+        assert_eq!(widen(D::Int32, D::Int64), D::Int64);
+        assert_eq!(widen(D::Int64, D::Int32), D::Int64);
+        assert_eq!(widen(D::Int64, D::Decimal128(20, 0)), D::Decimal128(20, 0));
+        assert_eq!(widen(D::Decimal128(10, 2), D::Decimal128(8, 4)), D::Decimal128(12, 4));
+        assert_eq!(widen(D::Int32, D::Decimal128(5, 2)), D::Decimal128(12, 2));
+        assert_eq!(widen(D::Decimal128(38, 0), D::Decimal128(38, 10)), D::Decimal128(38, 10));
+        assert_eq!(widen(D::Float32, D::Float64), D::Float64);
+        assert_eq!(widen(D::Int32, D::Utf8), D::Utf8);
+        assert_eq!(widen(D::Utf8, D::Int32), D::Int32);
+    }
 }

@@ -663,7 +663,7 @@ fn parse_claim_check_envelope(bytes: &[u8]) -> Option<(Option<Vec<u8>>, Vec<u8>)
     while let Some(k) = cur.next_key(&mut first).ok()? {
         let text = if cur.null().ok()? { None } else { Some(cur.string().ok()?) };
         match k.as_ref() {
-            "key" => key = text.map(|t| b64.decode(t.as_bytes()).ok()).flatten(),
+            "key" => key = text.and_then(|t| b64.decode(t.as_bytes()).ok()),
             "value" => value = Some(b64.decode(text?.as_bytes()).ok()?),
             _ => return None,
         }

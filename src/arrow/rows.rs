@@ -255,7 +255,7 @@ fn parse_name_list(json: &str) -> Vec<String> {
     out
 }
 
-fn map_entries<'a>(map: &'a MapArray, row: usize) -> Vec<(&'a str, &'a str)> {
+fn map_entries(map: &MapArray, row: usize) -> Vec<(&str, &str)> {
     if map.is_null(row) {
         return Vec::new();
     }
@@ -265,7 +265,7 @@ fn map_entries<'a>(map: &'a MapArray, row: usize) -> Vec<(&'a str, &'a str)> {
     range.filter(|&i| values.is_valid(i)).map(|i| (keys.value(i), values.value(i))).collect()
 }
 
-fn flag_entries<'a>(map: &'a MapArray, row: usize) -> Vec<(&'a str, u64)> {
+fn flag_entries(map: &MapArray, row: usize) -> Vec<(&str, u64)> {
     if map.is_null(row) {
         return Vec::new();
     }

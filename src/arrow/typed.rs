@@ -209,50 +209,65 @@ impl ColumnBuilder {
         }
     }
 
-    #[inline]
-    fn append(&mut self, cell: &Cell, staging: &Staging, columns: &[Column<'_>]) {
+    /// Appends one cell per row: the cell, or null where the row has none. Column by column
+    /// (rather than row by row), so each builder's kind is matched once per message and the
+    /// loop over its rows is a tight one.
+    fn append_cells<'c>(&mut self, cells: impl Iterator<Item = Option<&'c Cell>>, staging: &Staging, columns: &[Column<'_>]) {
         use ColumnBuilder as B;
-        match (self, cell) {
-            (b, Cell::Null) => b.append_null(),
-            (B::Bool(b), Cell::Bool(v)) => b.append_value(*v),
-            (B::Int8(b), Cell::Int(v)) => b.append_value(*v as i8),
-            (B::Int16(b), Cell::Int(v)) => b.append_value(*v as i16),
-            (B::Int32(b), Cell::Int(v)) => b.append_value(*v as i32),
-            (B::Int64(b), Cell::Int(v)) => b.append_value(*v),
-            (B::Date(b), Cell::Int(v)) => b.append_value(*v as i32),
-            (B::Timestamp(b), Cell::Int(v)) => b.append_value(*v),
-            (B::Time(b), Cell::Int(v)) => b.append_value(*v),
-            (B::Decimal(b), Cell::Decimal(i)) => b.append_value(staging.decimals[*i]),
-            (B::Float32(b), Cell::Float32(v)) => b.append_value(*v),
-            (B::Float64(b), Cell::Float64(v)) => b.append_value(*v),
-            (B::Text(b), Cell::Column(i)) => match &columns[*i].value {
-                Value::Text(t) => b.append_value(t),
-                Value::Bytes(bytes) => b.append_value(crate::utf8::check(bytes).unwrap_or_default()),
-                _ => b.append_null(),
-            },
-            (B::Text(b), Cell::Staged(i)) => b.append_value(&staging.text[staging.spans[*i].clone()]),
-            (B::Binary(b), Cell::Column(i)) => match &columns[*i].value {
-                Value::Text(t) => b.append_value(t.as_bytes()),
-                Value::Bytes(bytes) => b.append_value(bytes),
-                _ => b.append_null(),
-            },
-            (B::TextView(b), Cell::Column(i)) => match &columns[*i].value {
-                Value::Text(t) => b.append(t.as_bytes()),
-                Value::Bytes(bytes) if crate::utf8::check(bytes).is_ok() => b.append(bytes),
-                _ => b.append_null(),
-            },
-            (B::TextView(b), Cell::Staged(i)) => b.append(staging.text[staging.spans[*i].clone()].as_bytes()),
-            (B::BinaryView(b), Cell::Column(i)) => match &columns[*i].value {
-                Value::Text(t) => b.append(t.as_bytes()),
-                Value::Bytes(bytes) => b.append(bytes),
-                _ => b.append_null(),
-            },
-            (B::Vector(b), Cell::Vector(i)) => {
+        macro_rules! each {
+            ($b:ident, $($pat:pat => $e:expr),+ $(,)?) => {
+                for cell in cells {
+                    match cell {
+                        $(Some($pat) => $e,)+
+                        _ => $b.append_null(),
+                    }
+                }
+            };
+        }
+        let bytes_of = |i: usize| match &columns[i].value {
+            Value::Text(t) => Some(t.as_bytes()),
+            Value::Bytes(bytes) => Some(bytes.as_ref()),
+            _ => None,
+        };
+        match self {
+            B::Bool(b) => each!(b, Cell::Bool(v) => b.append_value(*v)),
+            B::Int8(b) => each!(b, Cell::Int(v) => b.append_value(*v as i8)),
+            B::Int16(b) => each!(b, Cell::Int(v) => b.append_value(*v as i16)),
+            B::Int32(b) => each!(b, Cell::Int(v) => b.append_value(*v as i32)),
+            B::Int64(b) => each!(b, Cell::Int(v) => b.append_value(*v)),
+            B::Date(b) => each!(b, Cell::Int(v) => b.append_value(*v as i32)),
+            B::Timestamp(b) => each!(b, Cell::Int(v) => b.append_value(*v)),
+            B::Time(b) => each!(b, Cell::Int(v) => b.append_value(*v)),
+            B::Decimal(b) => each!(b, Cell::Decimal(i) => b.append_value(staging.decimals[*i])),
+            B::Float32(b) => each!(b, Cell::Float32(v) => b.append_value(*v)),
+            B::Float64(b) => each!(b, Cell::Float64(v) => b.append_value(*v)),
+            B::Text(b) => each!(b,
+                Cell::Column(i) => match &columns[*i].value {
+                    Value::Text(t) => b.append_value(t),
+                    Value::Bytes(bytes) => b.append_value(crate::utf8::check(bytes).unwrap_or_default()),
+                    _ => b.append_null(),
+                },
+                Cell::Staged(i) => b.append_value(&staging.text[staging.spans[*i].clone()]),
+            ),
+            B::Binary(b) => each!(b, Cell::Column(i) => b.append_option(bytes_of(*i))),
+            B::TextView(b) => each!(b,
+                Cell::Column(i) => match &columns[*i].value {
+                    Value::Text(t) => b.append(t.as_bytes()),
+                    Value::Bytes(bytes) if crate::utf8::check(bytes).is_ok() => b.append(bytes),
+                    _ => b.append_null(),
+                },
+                Cell::Staged(i) => b.append(staging.text[staging.spans[*i].clone()].as_bytes()),
+            ),
+            B::BinaryView(b) => each!(b,
+                Cell::Column(i) => match bytes_of(*i) {
+                    Some(bytes) => b.append(bytes),
+                    None => b.append_null(),
+                },
+            ),
+            B::Vector(b) => each!(b, Cell::Vector(i) => {
                 b.values().append_slice(&staging.floats[staging.spans[*i].clone()]);
                 b.append(true);
-            }
-            // `convert` only makes cells of its column's kind.
-            (b, _) => b.append_null(),
+            }),
         }
     }
 
@@ -363,6 +378,9 @@ pub struct TypedLayout {
     before_nulls_due: usize,
     zone: ServerZone,
     staging: Staging,
+    /// Per kept event of the message being appended: where its row image and old image start
+    /// among the staged cells.
+    images: Vec<(Option<usize>, Option<usize>)>,
     /// The table as its DDL describes it, followed through the DDL events of the stream: it
     /// says how to read values (ENUM/SET members) while the output schema stays as declared.
     definition: Option<TableDefinition>,
@@ -398,6 +416,7 @@ impl TypedLayout {
             index,
             zone,
             staging: Staging::default(),
+            images: Vec::new(),
             stats: TypedStats::default(),
         })
     }
@@ -699,26 +718,37 @@ impl Layout for TypedLayout {
             }
         }
         self.ensure_room(&events.columns)?;
+        // Where each kept event's row image and old image start among the staged cells (staged
+        // above in this order, `n` cells each); events without an image (DDL, watermarks) have
+        // none and get nulls.
         let n = self.specs.len();
-        let mut cells = std::mem::take(&mut self.staging.cells);
-        let mut next = cells.chunks(n.max(1));
+        let mut next = 0;
+        let mut take = |has: bool| {
+            next += if has { n } else { 0 };
+            has.then_some(next - n)
+        };
+        self.images.clear();
         for event in kept.iter().map(|&i| &events.events[i]) {
-            match event.after.as_ref().or(event.before.as_ref()).and(next.next()) {
-                Some(row) => self.row.iter_mut().zip(row).for_each(|(b, c)| b.append(c, &self.staging, &events.columns)),
-                None => self.row.iter_mut().for_each(ColumnBuilder::append_null),
-            }
-            let old = (event.kind == EventKind::Update && event.before.is_some()).then(|| next.next()).flatten();
-            match old {
-                Some(row) => {
-                    self.settle_before_nulls();
-                    self.before.iter_mut().zip(row).for_each(|(b, c)| b.append(c, &self.staging, &events.columns))
-                }
-                None => self.before_nulls_due += 1,
-            }
-            self.before_valid.push(old.is_some());
+            let image = take(event.after.is_some() || event.before.is_some());
+            let old = take(event.kind == EventKind::Update && event.before.is_some());
+            self.images.push((image, old));
         }
-        cells.clear();
-        self.staging.cells = cells;
+        let any_old = self.images.iter().any(|(_, old)| old.is_some());
+        if any_old {
+            self.settle_before_nulls();
+        }
+        let (staging, columns, images) = (&self.staging, &events.columns, &self.images);
+        for (j, b) in self.row.iter_mut().enumerate() {
+            b.append_cells(images.iter().map(|(image, _)| image.map(|at| &staging.cells[at + j])), staging, columns);
+        }
+        if any_old {
+            for (j, b) in self.before.iter_mut().enumerate() {
+                b.append_cells(images.iter().map(|(_, old)| old.map(|at| &staging.cells[at + j])), staging, columns);
+            }
+        } else {
+            self.before_nulls_due += images.len();
+        }
+        self.before_valid.extend(images.iter().map(|(_, old)| old.is_some()));
         Ok(())
     }
 

@@ -27,6 +27,7 @@ pub struct CanalJsonCodec {
 /// An empty vector of another lifetime over the same allocation. The entries of `mysqlType`
 /// borrow from each message, so the codec cannot keep them; it keeps their storage instead of
 /// allocating it per message. (Collecting an empty `into_iter` in place reuses the buffer.)
+#[allow(clippy::unnecessary_filter_map)] // `filter` would keep the lifetime; this changes it
 fn recycle<'b>(mut v: Vec<(Text<'_>, ColumnType<'_>)>) -> Vec<(Text<'b>, ColumnType<'b>)> {
     v.clear();
     v.into_iter().filter_map(|_| None).collect()
