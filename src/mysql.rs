@@ -447,39 +447,41 @@ pub fn parse_decimal_i128(s: &[u8], scale: u32) -> Option<i128> {
     if int_part.is_empty() && frac_part.is_empty() {
         return None;
     }
-    let mut v: i128 = 0;
-    let mut digits_seen = 0u32;
-    let mut push = |c: u8, v: &mut i128| -> Option<()> {
+    // Up to 18 significant digits accumulate in a u64 (one multiply each), then in an i128.
+    let (mut small, mut big, mut digits) = (0u64, 0i128, 0u32);
+    let mut push = |c: u8| -> Option<()> {
         if !c.is_ascii_digit() {
             return None;
         }
-        if *v != 0 || c != b'0' {
-            digits_seen += 1;
+        let d = c - b'0';
+        if digits == 0 && d == 0 {
+            return Some(());
         }
-        if digits_seen > 38 {
-            return None;
+        digits += 1;
+        match digits {
+            0..=18 => small = small * 10 + d as u64,
+            19 => big = small as i128 * 10 + d as i128,
+            20..=38 => big = big * 10 + d as i128,
+            _ => return None,
         }
-        *v = *v * 10 + (c - b'0') as i128;
         Some(())
     };
     for &c in int_part {
-        push(c, &mut v)?;
+        push(c)?;
     }
     for (i, &c) in frac_part.iter().enumerate() {
         if i as u32 >= scale {
             if c != b'0' {
                 return None;
             }
-            if !c.is_ascii_digit() {
-                return None;
-            }
         } else {
-            push(c, &mut v)?;
+            push(c)?;
         }
     }
     for _ in frac_part.len() as u32..scale {
-        push(b'0', &mut v)?;
+        push(b'0')?;
     }
+    let v = if digits <= 18 { small as i128 } else { big };
     Some(if neg { -v } else { v })
 }
 
@@ -559,6 +561,14 @@ mod tests {
         assert_eq!(parse_decimal_i128(b"1.20", 1), Some(12));
         assert_eq!(parse_decimal_i128(b"18446744073709551615", 0), Some(18446744073709551615));
         assert_eq!(parse_decimal_i128(b"abc", 0), None);
+        assert_eq!(parse_decimal_i128(b"-0.00", 2), Some(0));
+        assert_eq!(parse_decimal_i128(b"000123456789012345678.9", 2), Some(12345678901234567890));
+        let max = "9".repeat(38);
+        assert_eq!(parse_decimal_i128(max.as_bytes(), 0), Some(max.parse().unwrap()));
+        assert_eq!(parse_decimal_i128(format!("-{}.{}", &max[..30], &max[..8]).as_bytes(), 8), Some(-max.parse::<i128>().unwrap()));
+        assert_eq!(parse_decimal_i128(format!("1{max}").as_bytes(), 0), None);
+        assert_eq!(parse_decimal_i128(b"12.", 2), Some(1200));
+        assert_eq!(parse_decimal_i128(b".5", 1), Some(5));
     }
 
     #[test]

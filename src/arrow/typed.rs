@@ -126,7 +126,7 @@ impl ColumnSpec {
             other => return Err(format!("column {}: Arrow type {other} is not supported", field.name())),
         };
         if let Target::Decimal { precision, scale } = target {
-            if precision > 38 || scale < 0 {
+            if precision > 38 || scale < 0 || scale as u8 > precision {
                 return Err(format!("column {}: decimal128({precision}, {scale}) is not supported", field.name()));
             }
         }
@@ -515,12 +515,12 @@ impl TypedLayout {
                 let v = match (text, value) {
                     (Some(t), _) => mysql::parse_decimal_i128(t, *scale as u32),
                     (None, Value::Int(_) | Value::UInt(_)) => {
-                        integer(value).and_then(|v| v.checked_mul(10i128.pow(*scale as u32)))
+                        integer(value).and_then(|v| v.checked_mul(POW10[*scale as usize] as i128))
                     }
                     _ => None,
                 }
                 .ok_or_else(|| fail("value"))?;
-                if v.unsigned_abs() >= 10u128.pow(*precision as u32) {
+                if v.unsigned_abs() >= POW10[*precision as usize] {
                     return Err(fail("value"));
                 }
                 self.staging.decimal(v)
@@ -637,6 +637,17 @@ impl TypedLayout {
         Cell::Staged(self.staging.span(from..to))
     }
 }
+
+/// Powers of ten up to 10^38 (the largest decimal128 precision).
+static POW10: [u128; 39] = {
+    let mut table = [1u128; 39];
+    let mut i = 1;
+    while i < 39 {
+        table[i] = table[i - 1] * 10;
+        i += 1;
+    }
+    table
+};
 
 /// Name equality inlined: the names are short, and libc's `memcmp` call cost more than the
 /// comparison (about 4% of the Craft typed profile).
