@@ -216,3 +216,19 @@ impl<'a> MessageEvents<'a> {
         &self.keys[event.keys.clone()]
     }
 }
+
+/// Column name equality, inlined: names are short, and libc's `memcmp` call cost more than the
+/// comparison (about 4% of the Craft typed profile).
+#[inline]
+pub fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n < 8 {
+        return a.iter().zip(b).all(|(x, y)| x == y);
+    }
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
+    (0..n / 8).all(|k| word(a, 8 * k) == word(b, 8 * k)) && word(a, n - 8) == word(b, n - 8)
+}

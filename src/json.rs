@@ -50,6 +50,24 @@ impl<'a> JsonCursor<'a> {
         self.src.as_bytes()
     }
 
+    /// The text of `range` of the message (empty if `range` does not cut it at characters).
+    pub fn slice(&self, range: std::ops::Range<usize>) -> &'a str {
+        self.src.get(range).unwrap_or_default()
+    }
+
+    /// Moves past `text` if the message continues with it (after any whitespace). When `text` is
+    /// one complete JSON value, as read before, the value here is that same value: a JSON value
+    /// ends where its own text says, so nothing after the match can change how it reads.
+    #[inline]
+    pub fn skip_if_next(&mut self, text: &[u8]) -> bool {
+        self.peek();
+        let matched = !text.is_empty() && self.bytes()[self.pos..].starts_with(text);
+        if matched {
+            self.pos += text.len();
+        }
+        matched
+    }
+
     /// The next non-whitespace byte, without consuming it.
     #[inline]
     pub fn peek(&mut self) -> Option<u8> {
@@ -202,8 +220,8 @@ impl<'a> JsonCursor<'a> {
     fn unicode_escape(&self, at: usize) -> FaultResult<(char, usize)> {
         let hex4 = |p: usize| -> FaultResult<u32> {
             let h = self.bytes().get(p..p + 4).ok_or_else(|| Fault::new(p, "truncated \\u escape"))?;
-            let s = std::str::from_utf8(h).map_err(|_| Fault::new(p, "invalid \\u escape"))?;
-            u32::from_str_radix(s, 16).map_err(|_| Fault::new(p, "invalid \\u escape"))
+            h.iter().try_fold(0u32, |code, &c| Some(code << 4 | (c as char).to_digit(16)?))
+                .ok_or_else(|| Fault::new(p, "invalid \\u escape"))
         };
         let hi = hex4(at)?;
         if (0xD800..0xDC00).contains(&hi) && self.bytes().get(at + 4..at + 6) == Some(b"\\u") {

@@ -21,6 +21,13 @@ pub fn check(bytes: &[u8]) -> Result<&str, usize> {
     Err(std::str::from_utf8(bytes).err().map_or(bytes.len(), |e| e.valid_up_to()))
 }
 
+/// `bytes` as a `String`, or the offset of its first invalid byte.
+pub fn into_string(bytes: Vec<u8>) -> Result<String, usize> {
+    check(&bytes)?;
+    // SAFETY: `check` accepted the bytes.
+    Ok(unsafe { String::from_utf8_unchecked(bytes) })
+}
+
 /// DFA states, each stored as its bit offset (6 bits per state) in the transition words.
 const ACCEPT: u64 = 0;
 const REJECT: u64 = 1;

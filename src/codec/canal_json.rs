@@ -6,13 +6,17 @@
 //! `old` in TiCDC's output, and when a producer writes them the other way round the row arrays are
 //! skipped and read again once the types are known. Binary columns arrive as ISO-8859-1 text (one
 //! code point per byte) and are turned back into their bytes here.
+//!
+//! A table's messages repeat its `sqlType` and `mysqlType` objects byte for byte, so the codec
+//! remembers the last text of each and what it read from it: a message that repeats them is
+//! matched with one comparison instead of being parsed again (see [`RepeatedTypes`]).
 
 use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{ColumnType, Event, EventKind, MessageEvents, Text, Value};
+use crate::event::{same_name, ColumnType, Event, EventKind, MessageEvents, Text, Value};
 use crate::json::JsonCursor;
 use crate::mysql::MySqlType;
 
@@ -22,6 +26,55 @@ pub struct CanalJsonCodec {
     old_rows: Vec<Range<usize>>,
     /// The `mysqlType` map's allocation, kept empty between objects (see [`recycle`]).
     types: Vec<(Text<'static>, ColumnType<'static>)>,
+    mysql_types: RepeatedTypes,
+    /// The last `sqlType` object's text: JDBC type codes, which this codec does not need.
+    sql_types: Vec<u8>,
+}
+
+/// The last `mysqlType` object read, as text, and each entry's name and type text as offsets
+/// into it with the type read from that text. Entries with escapes are not remembered (their
+/// text is not a slice of the message), so neither is an object holding one.
+#[derive(Default)]
+struct RepeatedTypes {
+    text: Vec<u8>,
+    entries: Vec<(Range<usize>, Range<usize>, ColumnType<'static>)>,
+}
+
+impl RepeatedTypes {
+    /// Reads the types from the cache when the message repeats the remembered object.
+    fn read<'a>(&self, cur: &mut JsonCursor<'a>, types: &mut Vec<(Text<'a>, ColumnType<'a>)>) -> bool {
+        if !cur.skip_if_next(&self.text) {
+            return false;
+        }
+        let at = cur.offset() - self.text.len();
+        types.extend(self.entries.iter().map(|(name, text, ty)| {
+            let text = cur.slice(at + text.start..at + text.end);
+            let ty = ColumnType { text: Some(Cow::Borrowed(text)), ..ty.clone() };
+            (Cow::Borrowed(cur.slice(at + name.start..at + name.end)), ty)
+        }));
+        true
+    }
+
+    /// Remembers the object `cur` has just read, from `at`, into `types`.
+    fn remember(&mut self, cur: &JsonCursor<'_>, at: usize, types: &[(Text<'_>, ColumnType<'_>)]) {
+        self.text.clear();
+        self.entries.clear();
+        let object = cur.slice(at..cur.offset());
+        let offset_of = |s: &str| {
+            let from = (s.as_ptr() as usize).wrapping_sub(object.as_ptr() as usize);
+            (from.saturating_add(s.len()) <= object.len()).then_some(from..from + s.len())
+        };
+        for (name, ty) in types {
+            let (Cow::Borrowed(name), Some(Cow::Borrowed(text))) = (name, &ty.text) else { break };
+            let (Some(name), Some(text)) = (offset_of(name), offset_of(text)) else { break };
+            self.entries.push((name, text, ColumnType { text: None, ..ty.clone() }));
+        }
+        if self.entries.len() == types.len() {
+            self.text.extend_from_slice(object.as_bytes());
+        } else {
+            self.entries.clear();
+        }
+    }
 }
 
 /// An empty vector of another lifetime over the same allocation. The entries of `mysqlType`
@@ -109,8 +162,21 @@ impl CanalJsonCodec {
                 "type" => h.kind = nullable_string(cur)?,
                 "sql" => h.sql = nullable_string(cur)?,
                 "mysqlType" => {
-                    read_types(cur, types)?;
+                    if !self.mysql_types.read(cur, types) {
+                        let at = cur.offset();
+                        read_types(cur, types)?;
+                        self.mysql_types.remember(cur, at, types);
+                    }
                     types_seen = true;
+                }
+                "sqlType" => {
+                    if !cur.skip_if_next(&self.sql_types) {
+                        cur.peek();
+                        let at = cur.offset();
+                        cur.skip_value()?;
+                        self.sql_types.clear();
+                        self.sql_types.extend_from_slice(cur.slice(at..cur.offset()).as_bytes());
+                    }
                 }
                 "data" if types_seen => {
                     data_read = read_rows(cur, types, out, &mut self.data_rows)?;
@@ -282,8 +348,8 @@ fn lookup_type<'t, 'a>(
     position: usize,
 ) -> Option<&'t ColumnType<'a>> {
     match types.get(position) {
-        Some((n, ty)) if n == name => Some(ty),
-        _ => types.iter().find(|(n, _)| n == name).map(|(_, ty)| ty),
+        Some((n, ty)) if same_name(n, name) => Some(ty),
+        _ => types.iter().find(|(n, _)| same_name(n, name)).map(|(_, ty)| ty),
     }
 }
 
@@ -400,6 +466,53 @@ mod tests {
         let mut v: Vec<(Text<'_>, ColumnType<'_>)> = Vec::with_capacity(12);
         v.push((Cow::Borrowed("id"), ColumnType::new(MySqlType::Int)));
         assert_eq!(recycle(v).capacity(), 12);
+    }
+
+    fn message(types: &str, data: &str) -> String {
+        format!(
+            r#"{{"database":"d","table":"t","pkNames":["a"],"isDdl":false,"type":"INSERT","sqlType":{{"a":4}},"mysqlType":{types},"data":[{data}],"old":null}}"#
+        )
+    }
+
+    /// Reads `message` and returns each column's (name, base type, unsigned, type text, value).
+    fn columns(codec: &mut CanalJsonCodec, message: &str) -> Vec<(String, MySqlType, bool, String, String)> {
+        let mut out = MessageEvents::default();
+        codec.decode(None, message.as_bytes(), &mut out).unwrap();
+        out.columns
+            .iter()
+            .map(|c| {
+                let text = c.ty.text.as_deref().unwrap_or_default().to_string();
+                (c.name.to_string(), c.ty.base, c.ty.unsigned, text, format!("{:?}", c.value))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn repeated_type_objects_read_as_the_first() {
+        let mut codec = CanalJsonCodec::default();
+        let types = r#"{"a":"int unsigned","b":"varbinary","c":"decimal(10,2)"}"#;
+        let first = columns(&mut codec, &message(types, r#"{"a":"1","b":"\u00ff","c":"1.50"}"#));
+        // Same object (now from the cache), other values and spacing after it.
+        let again = columns(&mut codec, &message(types, r#"{"a":"2","b":"x","c":"2.00"}"#));
+        assert_eq!(first.len(), 3);
+        for (f, a) in first.iter().zip(&again) {
+            assert_eq!((&f.0, f.1, f.2, &f.3), (&a.0, a.1, a.2, &a.3));
+        }
+        assert_eq!((first[0].2, first[1].1, first[2].3.as_str()), (true, MySqlType::VarChar, "decimal(10,2)"));
+        assert_eq!(again[0].4, format!("{:?}", Value::Text(Cow::Borrowed("2"))));
+        assert_eq!(again[1].4, format!("{:?}", Value::Bytes(Cow::Borrowed(b"x"))));
+        // A changed object is read afresh, even when it starts like the remembered one.
+        let changed = r#"{"a":"int unsigned","b":"varchar","c":"decimal(10,2)"}"#;
+        let third = columns(&mut codec, &message(changed, r#"{"a":"3","b":"\u00ff","c":"1"}"#));
+        assert_eq!(third[1].1, MySqlType::VarChar);
+        assert_eq!(first[1].4, format!("{:?}", Value::Bytes(Cow::Borrowed(&[0xffu8][..]))));
+        assert_eq!(third[1].4, format!("{:?}", Value::Text(Cow::Borrowed("\u{ff}"))));
+        // Names with escapes are not remembered, and still read right every time.
+        let escaped = r#"{"\u0061":"bigint","b":"varchar","c":"text"}"#;
+        for _ in 0..2 {
+            let cols = columns(&mut codec, &message(escaped, r#"{"a":"-4","b":"y","c":"z"}"#));
+            assert_eq!((cols[0].0.as_str(), cols[0].1, cols[0].2), ("a", MySqlType::BigInt, false));
+        }
     }
 
     #[test]

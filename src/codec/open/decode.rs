@@ -363,7 +363,7 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResul
                     if binary {
                         Ok(Value::Bytes(Cow::Owned(bytes)))
                     } else {
-                        String::from_utf8(bytes)
+                        crate::utf8::into_string(bytes)
                             .map(|s| Value::Text(Cow::Owned(s)))
                             .map_err(|_| Fault::new(at, "text column value is not UTF-8 once base64-decoded"))
                     }
