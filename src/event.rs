@@ -220,8 +220,8 @@ impl<'a> MessageEvents<'a> {
 /// Column name equality, inlined: names are short, and libc's `memcmp` call cost more than the
 /// comparison (about 4% of the Craft typed profile).
 #[inline]
-pub fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+pub fn same_name(a: impl AsRef<[u8]>, b: impl AsRef<[u8]>) -> bool {
+    let (a, b) = (a.as_ref(), b.as_ref());
     let n = a.len();
     if n != b.len() {
         return false;

@@ -348,8 +348,8 @@ fn lookup_type<'t, 'a>(
     position: usize,
 ) -> Option<&'t ColumnType<'a>> {
     match types.get(position) {
-        Some((n, ty)) if same_name(n, name) => Some(ty),
-        _ => types.iter().find(|(n, _)| same_name(n, name)).map(|(_, ty)| ty),
+        Some((n, ty)) if same_name(n.as_bytes(), name) => Some(ty),
+        _ => types.iter().find(|(n, _)| same_name(n.as_bytes(), name)).map(|(_, ty)| ty),
     }
 }
 

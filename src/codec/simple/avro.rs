@@ -53,9 +53,26 @@ impl<'a> AvroCursor<'a> {
         self.buf.len() - self.pos
     }
 
-    /// A zigzag varint `long`.
+    /// A zigzag varint `long`. One- and two-byte ones (union branches, lengths, small numbers) are
+    /// read inline; longer ones in [`AvroCursor::long_varint`].
     #[inline]
     pub fn long(&mut self) -> FaultResult<i64> {
+        let zigzag = |v: u64| (v >> 1) as i64 ^ -((v & 1) as i64);
+        match self.buf.get(self.pos..self.pos + 2) {
+            Some(&[b0, _]) if b0 < 0x80 => {
+                self.pos += 1;
+                Ok(zigzag(b0 as u64))
+            }
+            Some(&[b0, b1]) if b1 < 0x80 => {
+                self.pos += 2;
+                Ok(zigzag((b0 & 0x7f) as u64 | (b1 as u64) << 7))
+            }
+            _ => self.long_varint().map(zigzag),
+        }
+    }
+
+    #[cold]
+    fn long_varint(&mut self) -> FaultResult<u64> {
         let mut v: u64 = 0;
         let mut shift = 0;
         loop {
@@ -65,14 +82,13 @@ impl<'a> AvroCursor<'a> {
             self.pos += 1;
             v |= ((b & 0x7f) as u64) << shift;
             if b & 0x80 == 0 {
-                break;
+                return Ok(v);
             }
             shift += 7;
             if shift > 63 {
                 return Err(self.fault("varint longer than 10 bytes"));
             }
         }
-        Ok((v >> 1) as i64 ^ -((v & 1) as i64))
     }
 
     pub fn int(&mut self) -> FaultResult<i32> {

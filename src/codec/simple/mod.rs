@@ -30,7 +30,7 @@ use rustc_hash::FxHashMap;
 
 use crate::codec::{Codec, CodecOptions, Held, Origin, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{Column, ColumnType, Event, EventKind, MessageEvents, Text};
+use crate::event::{same_name, Column, ColumnType, Event, EventKind, MessageEvents, Text};
 use crate::json::JsonCursor;
 use crate::mysql::MySqlType;
 use crate::table::{ColumnDefinition, TableDefinition};
@@ -530,11 +530,11 @@ impl Table {
     /// [`Table::find`] on a name not yet checked to be UTF-8 (a match is: it equals a `String`).
     #[inline]
     pub fn find_bytes(&self, name: &[u8], nth: usize) -> Option<usize> {
-        if self.columns.get(nth).is_some_and(|c| c.name.as_bytes() == name) {
+        if self.columns.get(nth).is_some_and(|c| same_name(&c.name, name)) {
             return Some(nth);
         }
         if let Some(&i) = self.alpha.get(nth) {
-            if self.columns[i].name.as_bytes() == name {
+            if same_name(&self.columns[i].name, name) {
                 return Some(i);
             }
         }
@@ -706,6 +706,8 @@ impl State {
 pub struct ImageOrder {
     /// The schema index of each column pushed, in push order.
     order: Vec<u32>,
+    /// The order `perm` was made for: a table's images repeat one order (JSON's is by name).
+    perm_order: Vec<u32>,
     perm: Vec<(u32, u32)>,
     seen: Vec<bool>,
 }
@@ -733,9 +735,12 @@ impl ImageOrder {
         if self.order.windows(2).all(|w| w[0] < w[1]) {
             return;
         }
-        self.perm.clear();
-        self.perm.extend(self.order.iter().enumerate().map(|(pos, &o)| (o, pos as u32)));
-        self.perm.sort_unstable();
+        if self.perm_order != self.order {
+            self.perm.clear();
+            self.perm.extend(self.order.iter().enumerate().map(|(pos, &o)| (o, pos as u32)));
+            self.perm.sort_unstable();
+            self.perm_order.clone_from(&self.order);
+        }
         let columns = &mut out.columns[start..];
         // Position k takes the column that was at perm[k].1. A column already displaced by an
         // earlier swap sits where that swap's source was: follow the chain to find it.
