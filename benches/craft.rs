@@ -3,6 +3,8 @@
 //!
 //! * `craft/codec`: the codec alone, messages into `MessageEvents` (no Arrow);
 //! * `craft/envelope`, `craft/typed`: through `BatchDecoder` into the two layouts;
+//! * `craft/typed_views`: the typed layout with `utf8_view`/`binary_view` columns, whose values
+//!   point into the input (no copy);
 //! * `craft/encode`: the decoded events back into messages;
 //! * `copy_floor`: the same bytes copied once (the memory-bandwidth floor).
 //!
@@ -119,11 +121,16 @@ fn craft(c: &mut Criterion) {
     group.finish();
 
     // Through the batch driver into each layout.
-    let typed = LayoutOptions::Typed {
+    let typed = |columns| LayoutOptions::Typed {
         table: TableName::parse(&format!("{}.{}", common::SCHEMA, common::TABLE)).unwrap(),
-        columns: common::typed_fields(),
+        columns,
     };
-    for (name, layout) in [("envelope", LayoutOptions::Envelope), ("typed", typed)] {
+    let layouts = [
+        ("envelope", LayoutOptions::Envelope),
+        ("typed", typed(common::typed_fields())),
+        ("typed_views", typed(common::typed_view_fields())),
+    ];
+    for (name, layout) in layouts {
         let mut dec = BatchDecoder::new(DecodeOptions { protocol: Some(Protocol::Craft), layout, ..Default::default() })
             .expect("decoder options");
         assert_eq!(dec.decode(&batch).expect("the generated messages decode").num_rows(), CHANGES);

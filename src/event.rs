@@ -218,7 +218,8 @@ impl<'a> MessageEvents<'a> {
 }
 
 /// Column name equality, inlined: names are short, and libc's `memcmp` call cost more than the
-/// comparison (about 4% of the Craft typed profile).
+/// comparison (about 4% of the Craft typed profile). Each length class compares two words that
+/// overlap to cover the name, with no loop over its bytes.
 #[inline]
 pub fn same_name(a: impl AsRef<[u8]>, b: impl AsRef<[u8]>) -> bool {
     let (a, b) = (a.as_ref(), b.as_ref());
@@ -226,9 +227,35 @@ pub fn same_name(a: impl AsRef<[u8]>, b: impl AsRef<[u8]>) -> bool {
     if n != b.len() {
         return false;
     }
-    if n < 8 {
-        return a.iter().zip(b).all(|(x, y)| x == y);
+    fn word<const W: usize>(s: &[u8], at: usize) -> [u8; W] {
+        s.get(at..at + W).and_then(|w| w.try_into().ok()).unwrap_or([0; W])
     }
-    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
-    (0..n / 8).all(|k| word(a, 8 * k) == word(b, 8 * k)) && word(a, n - 8) == word(b, n - 8)
+    match n {
+        0 => true,
+        1 => a[0] == b[0],
+        2..=3 => word::<2>(a, 0) == word::<2>(b, 0) && word::<2>(a, n - 2) == word::<2>(b, n - 2),
+        4..=7 => word::<4>(a, 0) == word::<4>(b, 0) && word::<4>(a, n - 4) == word::<4>(b, n - 4),
+        _ => {
+            (0..n / 8).all(|k| word::<8>(a, 8 * k) == word::<8>(b, 8 * k)) && word::<8>(a, n - 8) == word::<8>(b, n - 8)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_name;
+
+    #[test]
+    fn same_name_compares_every_byte() {
+        for n in 0..40usize {
+            let a: Vec<u8> = (0..n as u8).map(|i| b'a' + i % 26).collect();
+            assert!(same_name(&a, &a.clone()));
+            assert!(!same_name(&a, &a[..n.saturating_sub(1)]) || n == 0);
+            for i in 0..n {
+                let mut b = a.clone();
+                b[i] ^= 0x20;
+                assert!(!same_name(&a, &b), "length {n}, byte {i}");
+            }
+        }
+    }
 }

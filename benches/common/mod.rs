@@ -59,6 +59,19 @@ pub fn typed_fields() -> Fields {
     ])
 }
 
+/// [`typed_fields`] with strings and bytes as views, which point into the input where the
+/// protocol carries values as they are (Craft), so text reaches Polars without a copy.
+pub fn typed_view_fields() -> Fields {
+    typed_fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Utf8 => f.as_ref().clone().with_data_type(DataType::Utf8View),
+            DataType::Binary => f.as_ref().clone().with_data_type(DataType::BinaryView),
+            _ => f.as_ref().clone(),
+        })
+        .collect()
+}
+
 /// A column value as TiDB holds it: MySQL's text form, or raw bytes for binary columns.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
