@@ -249,7 +249,7 @@ mod tests {
     fn same_name_compares_every_byte() {
         for n in 0..40usize {
             let a: Vec<u8> = (0..n as u8).map(|i| b'a' + i % 26).collect();
-            assert!(same_name(&a, &a.clone()));
+            assert!(same_name(&a, a.clone()));
             assert!(!same_name(&a, &a[..n.saturating_sub(1)]) || n == 0);
             for i in 0..n {
                 let mut b = a.clone();

@@ -179,3 +179,58 @@ fn output_past_two_gib_is_an_error_not_a_panic() {
         assert!(errors.value(10).contains("exceed 2 GiB"), "{}", errors.value(10));
     }
 }
+
+/// A message whose second event has a value that does not fit its column keeps nothing of its
+/// first event: its rows are dropped from every typed column, `_before` included, and the
+/// messages around it are intact, in this batch and the next.
+#[test]
+fn typed_rows_of_a_failed_message_are_dropped_whole() {
+    use arrow_schema::Fields;
+    use ticdc_rs::arrow::{LayoutOptions, TableName};
+    let event = |kind: &str, data: &str, old: &str| {
+        format!(
+            r#"{{"id":0,"database":"d","table":"t","pkNames":["id"],"isDdl":false,"type":"{kind}","es":1,"ts":1,"sql":"","sqlType":{{"id":4,"v":12}},"mysqlType":{{"id":"int","v":"varchar"}},"data":[{data}],"old":{old},"_tidb":{{"commitTs":1}}}}"#
+        )
+    };
+    let values = vec![
+        event("UPDATE", r#"{"id":"1","v":"b"}"#, r#"[{"v":"a"}]"#).into_bytes(),
+        // Two objects in one value (the storage sink's form): the second does not fit.
+        format!(
+            "{}\n{}",
+            event("UPDATE", r#"{"id":"2","v":"y"}"#, r#"[{"v":"x"}]"#),
+            event("INSERT", r#"{"id":"abc","v":"z"}"#, "null")
+        )
+        .into_bytes(),
+        event("INSERT", r#"{"id":"3","v":"c"}"#, "null").into_bytes(),
+    ];
+    let typed = || LayoutOptions::Typed {
+        table: TableName::parse("d.t").unwrap(),
+        columns: Fields::from(vec![Field::new("id", DataType::Int32, true), Field::new("v", DataType::Utf8, true)]),
+    };
+    for (on_error, ops, ids, vs, old_vs) in [
+        (OnError::Collect, vec!["UPDATE", "ERROR", "INSERT"], vec![Some(1), None, Some(3)], vec![Some("b"), None, Some("c")], vec![Some("a"), None, None]),
+        (OnError::Skip, vec!["UPDATE", "INSERT"], vec![Some(1), Some(3)], vec![Some("b"), Some("c")], vec![Some("a"), None]),
+    ] {
+        let mut dec = BatchDecoder::new(DecodeOptions {
+            protocol: Some(Protocol::CanalJson),
+            layout: typed(),
+            on_error,
+            ..Default::default()
+        })
+        .unwrap();
+        for _ in 0..2 {
+            let out = dec.decode(&batch(values.clone())).unwrap();
+            let got_ops: Vec<_> = out.column_by_name("_op").unwrap().as_string::<i32>().iter().flatten().collect();
+            assert_eq!(got_ops, ops);
+            let id = out.column_by_name("id").unwrap().as_primitive::<arrow_array::types::Int32Type>();
+            assert_eq!(id.iter().collect::<Vec<_>>(), ids);
+            let v = out.column_by_name("v").unwrap().as_string::<i32>();
+            assert_eq!(v.iter().collect::<Vec<_>>(), vs);
+            let before = out.column_by_name("_before").unwrap().as_struct();
+            assert_eq!(before.len(), ops.len());
+            let old_v = before.column_by_name("v").unwrap().as_string::<i32>();
+            let old: Vec<_> = (0..before.len()).map(|i| before.is_valid(i).then(|| old_v.value(i))).collect();
+            assert_eq!(old, old_vs);
+        }
+    }
+}

@@ -1,15 +1,15 @@
 //! The typed layout: one table's columns with real Arrow types, then `_before`, a struct of the
 //! same columns holding the old row of an UPDATE.
 //!
-//! Each message is converted in two steps so that a value that does not fit its column fails the
-//! whole message with nothing appended: every value is first checked and turned into a [`Cell`]
-//! (numbers parsed, names looked up; strings and bytes stay references to the event), then the
-//! cells are pushed into the Arrow builders, which cannot fail.
+//! Each value is checked, converted and appended to its column's builder in one step. A value that
+//! does not fit its column fails the whole message, with nothing of it kept: the rows already
+//! appended for the message are completed with nulls and dropped when the batch finishes (a
+//! filter over the finished columns, paid only by batches that had such a message).
 
 use std::sync::Arc;
 
 use arrow_array::builder::*;
-use arrow_array::{ArrayRef, StructArray};
+use arrow_array::{ArrayRef, BooleanArray, StructArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, FieldRef, Fields, TimeUnit};
 use chrono::{DateTime, TimeZone};
@@ -142,28 +142,6 @@ fn enum_members(ty: &TypeDescription) -> Option<(MySqlType, Vec<String>)> {
         .then(|| (ty.base, ty.members.clone()))
 }
 
-/// A checked value waiting to be appended. Kept to 16 bytes (wider payloads live in the
-/// [`Staging`] and are named by index) so that cells move in registers: a 32-byte cell went
-/// through the stack and stalled on store forwarding once per value.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Cell {
-    Null,
-    Bool(bool),
-    Int(i64),
-    /// `Staging::decimals[i]`.
-    Decimal(usize),
-    Float32(f32),
-    Float64(f64),
-    /// The text or bytes of `MessageEvents::columns[i]`, checked to fit.
-    Column(usize),
-    /// Text made during conversion (ENUM/SET names): `Staging::spans[i]` of the staging text.
-    Staged(usize),
-    /// Floats of a VECTOR: `Staging::spans[i]` of the staging floats.
-    Vector(usize),
-}
-
-const _: () = assert!(std::mem::size_of::<Cell>() == 16);
-
 enum ColumnBuilder {
     Bool(BooleanBuilder),
     Int8(Int8Builder),
@@ -209,79 +187,29 @@ impl ColumnBuilder {
         }
     }
 
-    /// Appends one cell per row: the cell, or null where the row has none. Column by column
-    /// (rather than row by row), so each builder's kind is matched once per message and the
-    /// loop over its rows is a tight one.
-    fn append_cells<'c>(&mut self, cells: impl Iterator<Item = Option<&'c Cell>>, staging: &Staging, columns: &[Column<'_>]) {
+    fn len(&self) -> usize {
         use ColumnBuilder as B;
-        macro_rules! each {
-            ($b:ident, $($pat:pat => $e:expr),+ $(,)?) => {
-                for cell in cells {
-                    match cell {
-                        $(Some($pat) => $e,)+
-                        _ => $b.append_null(),
-                    }
-                }
-            };
-        }
-        let bytes_of = |i: usize| match &columns[i].value {
-            Value::Text(t) => Some(t.as_bytes()),
-            Value::Bytes(bytes) => Some(bytes.as_ref()),
-            _ => None,
-        };
         match self {
-            B::Bool(b) => each!(b, Cell::Bool(v) => b.append_value(*v)),
-            B::Int8(b) => each!(b, Cell::Int(v) => b.append_value(*v as i8)),
-            B::Int16(b) => each!(b, Cell::Int(v) => b.append_value(*v as i16)),
-            B::Int32(b) => each!(b, Cell::Int(v) => b.append_value(*v as i32)),
-            B::Int64(b) => each!(b, Cell::Int(v) => b.append_value(*v)),
-            B::Date(b) => each!(b, Cell::Int(v) => b.append_value(*v as i32)),
-            B::Timestamp(b) => each!(b, Cell::Int(v) => b.append_value(*v)),
-            B::Time(b) => each!(b, Cell::Int(v) => b.append_value(*v)),
-            B::Decimal(b) => each!(b, Cell::Decimal(i) => b.append_value(staging.decimals[*i])),
-            B::Float32(b) => each!(b, Cell::Float32(v) => b.append_value(*v)),
-            B::Float64(b) => each!(b, Cell::Float64(v) => b.append_value(*v)),
-            B::Text(b) => each!(b,
-                Cell::Column(i) => match &columns[*i].value {
-                    Value::Text(t) => b.append_value(t),
-                    Value::Bytes(bytes) => b.append_value(crate::utf8::check(bytes).unwrap_or_default()),
-                    _ => b.append_null(),
-                },
-                Cell::Staged(i) => b.append_value(&staging.text[staging.spans[*i].clone()]),
-            ),
-            B::Binary(b) => each!(b, Cell::Column(i) => b.append_option(bytes_of(*i))),
-            B::TextView(b) => each!(b,
-                Cell::Column(i) => match &columns[*i].value {
-                    Value::Text(t) => b.append(t.as_bytes()),
-                    Value::Bytes(bytes) if crate::utf8::check(bytes).is_ok() => b.append(bytes),
-                    _ => b.append_null(),
-                },
-                Cell::Staged(i) => b.append(staging.text[staging.spans[*i].clone()].as_bytes()),
-            ),
-            B::BinaryView(b) => each!(b,
-                Cell::Column(i) => match bytes_of(*i) {
-                    Some(bytes) => b.append(bytes),
-                    None => b.append_null(),
-                },
-            ),
-            B::Vector(b) => each!(b, Cell::Vector(i) => {
-                b.values().append_slice(&staging.floats[staging.spans[*i].clone()]);
-                b.append(true);
-            }),
+            B::Bool(b) => b.len(),
+            B::Int8(b) => b.len(),
+            B::Int16(b) => b.len(),
+            B::Int32(b) => b.len(),
+            B::Int64(b) => b.len(),
+            B::Decimal(b) => b.len(),
+            B::Float32(b) => b.len(),
+            B::Float64(b) => b.len(),
+            B::Date(b) => b.len(),
+            B::Timestamp(b) => b.len(),
+            B::Time(b) => b.len(),
+            B::Text(b) => b.len(),
+            B::Binary(b) => b.len(),
+            B::TextView(b) | B::BinaryView(b) => b.len(),
+            B::Vector(b) => b.len(),
         }
     }
 
     fn append_null(&mut self) {
         self.append_nulls(1);
-    }
-
-    /// Bytes held by a utf8/binary builder (whose offsets are i32); 0 for other kinds.
-    fn bytes(&self) -> Option<usize> {
-        match self {
-            ColumnBuilder::Text(b) => Some(b.values_slice().len()),
-            ColumnBuilder::Binary(b) => Some(b.values_slice().len()),
-            _ => None,
-        }
     }
 
     fn append_nulls(&mut self, n: usize) {
@@ -328,33 +256,149 @@ impl ColumnBuilder {
     }
 }
 
+/// Room for values made during conversion: ENUM/SET names and numbers as text, VECTOR floats.
 #[derive(Default)]
-struct Staging {
-    cells: Vec<Cell>,
-    decimals: Vec<i128>,
+struct Scratch {
     text: String,
     floats: Vec<f32>,
-    spans: Vec<std::ops::Range<usize>>,
 }
 
-impl Staging {
-    fn clear(&mut self) {
-        self.cells.clear();
-        self.decimals.clear();
-        self.text.clear();
-        self.floats.clear();
-        self.spans.clear();
+/// Checks and converts `column`'s value for the column `spec` describes and appends it to
+/// `builder`, which is `spec`'s. Nothing is appended when the value does not fit.
+fn append_value(
+    spec: &ColumnSpec,
+    builder: &mut ColumnBuilder,
+    column: &Column<'_>,
+    zone: ServerZone,
+    stats: &mut TypedStats,
+    scratch: &mut Scratch,
+) -> FaultResult<()> {
+    use ColumnBuilder as B;
+    let fail = |what: &str| {
+        Fault::new(column.at, format!("column {}: {what} does not fit {}", column.name, spec.field.data_type()))
+    };
+    let value = &column.value;
+    if value.is_null() {
+        builder.append_null();
+        return Ok(());
     }
+    let text = || match value {
+        Value::Text(t) => Ok(t.as_bytes()),
+        _ => Err(fail("value")),
+    };
+    macro_rules! int {
+        ($b:ident, $t:ty) => {{
+            let v = integer(value).ok_or_else(|| fail("value"))?;
+            $b.append_value(<$t>::try_from(v).map_err(|_| fail(&format!("value {v}")))?)
+        }};
+    }
+    let zero_date = |stats: &mut TypedStats| stats.zero_dates += 1;
+    match builder {
+        B::Bool(b) => b.append_value(integer(value).ok_or_else(|| fail("value"))? != 0),
+        B::Int8(b) => int!(b, i8),
+        B::Int16(b) => int!(b, i16),
+        B::Int32(b) => int!(b, i32),
+        B::Int64(b) => int!(b, i64),
+        B::Decimal(b) => {
+            let Target::Decimal { precision, scale } = spec.target else { return Err(fail("value")) };
+            let v = match value {
+                Value::Text(t) => mysql::parse_decimal_i128(t.as_bytes(), scale as u32),
+                Value::Int(_) | Value::UInt(_) => {
+                    integer(value).and_then(|v| v.checked_mul(POW10[scale as usize] as i128))
+                }
+                _ => None,
+            }
+            .ok_or_else(|| fail("value"))?;
+            if v.unsigned_abs() >= POW10[precision as usize] {
+                return Err(fail("value"));
+            }
+            b.append_value(v)
+        }
+        B::Float32(b) => b.append_value(float(value).ok_or_else(|| fail("value"))? as f32),
+        B::Float64(b) => b.append_value(float(value).ok_or_else(|| fail("value"))?),
+        B::Date(b) => match mysql::parse_date(text()?) {
+            Some(Some(d)) => b.append_value(mysql::days_from_civil(d.year, d.month, d.day) as i32),
+            Some(None) => {
+                zero_date(stats);
+                b.append_null()
+            }
+            None => return Err(fail("date")),
+        },
+        B::Timestamp(b) => match mysql::parse_datetime_micros(text()?) {
+            Some(Some(local)) if matches!(spec.target, Target::DateTime) => b.append_value(local),
+            Some(Some(local)) => b.append_value(zone.to_utc(local).ok_or_else(|| fail("time"))?),
+            Some(None) => {
+                zero_date(stats);
+                b.append_null()
+            }
+            None => return Err(fail("date-time")),
+        },
+        B::Time(b) => b.append_value(mysql::parse_time_micros(text()?).ok_or_else(|| fail("time"))?),
+        B::Text(b) => {
+            let s = text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(column))?;
+            super::ensure_room(spec.field.name(), b.values_slice().len(), s.len())?;
+            b.append_value(s)
+        }
+        B::TextView(b) => b.append(text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(column))?.as_bytes()),
+        B::Binary(b) => {
+            let bytes = bytes_of(value).ok_or_else(|| fail("value"))?;
+            super::ensure_room(spec.field.name(), b.values_slice().len(), bytes.len())?;
+            b.append_value(bytes)
+        }
+        B::BinaryView(b) => b.append(bytes_of(value).ok_or_else(|| fail("value"))?),
+        B::Vector(b) => {
+            scratch.floats.clear();
+            mysql::parse_vector(text()?, &mut scratch.floats).ok_or_else(|| fail("vector"))?;
+            b.values().append_slice(&scratch.floats);
+            b.append(true)
+        }
+    }
+    Ok(())
+}
 
-    fn decimal(&mut self, v: i128) -> Cell {
-        self.decimals.push(v);
-        Cell::Decimal(self.decimals.len() - 1)
-    }
+fn not_text(column: &Column<'_>) -> Fault {
+    Fault::new(column.at, format!("column {}: value is not valid text", column.name))
+}
 
-    fn span(&mut self, span: std::ops::Range<usize>) -> usize {
-        self.spans.push(span);
-        self.spans.len() - 1
+fn bytes_of<'v>(value: &'v Value<'_>) -> Option<&'v [u8]> {
+    match value {
+        Value::Text(t) => Some(t.as_bytes()),
+        Value::Bytes(b) => Some(b),
+        _ => None,
     }
+}
+
+/// The text of a value for a text column: ENUM/SET numbers become member names when the
+/// definition is known, other numbers their decimal text (made in `scratch`).
+fn text_of<'v>(spec: &'v ColumnSpec, value: &'v Value<'_>, scratch: &'v mut String) -> Option<&'v str> {
+    use std::fmt::Write;
+    if let Some((kind, members)) = &spec.members {
+        let Some(n) = integer(value).and_then(|v| u64::try_from(v).ok()) else {
+            // Already a name (official Canal writes names).
+            return match value {
+                Value::Text(t) => Some(t),
+                _ => None,
+            };
+        };
+        if *kind == MySqlType::Enum {
+            return mysql::enum_name(members, n);
+        }
+        scratch.clear();
+        mysql::set_names(members, n, scratch)?;
+        return Some(scratch);
+    }
+    scratch.clear();
+    match value {
+        Value::Text(t) => return Some(t),
+        Value::Bytes(b) => return crate::utf8::check(b).ok(),
+        Value::Int(v) => write!(scratch, "{v}"),
+        Value::UInt(v) => write!(scratch, "{v}"),
+        Value::Float32(v) => write!(scratch, "{v}"),
+        Value::Float64(v) => write!(scratch, "{v}"),
+        Value::Null => return None,
+    }
+    .ok()?;
+    Some(scratch)
 }
 
 /// Counters the typed layout keeps for `Decoder.stats`.
@@ -379,11 +423,16 @@ pub struct TypedLayout {
     /// Null `_before` rows not yet appended to the `before` builders: most rows have no old
     /// image, so their nulls go in at once when a real one comes or the batch ends.
     before_nulls_due: usize,
+    /// Rows in the `row` builders, counting those of messages that failed part-way.
+    rows: usize,
+    /// The rows of messages that failed part-way, dropped when the batch finishes.
+    discarded: Vec<std::ops::Range<usize>>,
+    /// Per field, the number of the last row image that gave it a value (images are numbered
+    /// from 1): the fields an image leaves out get a null.
+    filled: Vec<u64>,
+    images: u64,
     zone: ServerZone,
-    staging: Staging,
-    /// Per kept event of the message being appended: where its row image and old image start
-    /// among the staged cells.
-    images: Vec<(Option<usize>, Option<usize>)>,
+    scratch: Scratch,
     /// The table as its DDL describes it, followed through the DDL events of the stream: it
     /// says how to read values (ENUM/SET members) while the output schema stays as declared.
     definition: Option<TableDefinition>,
@@ -415,12 +464,15 @@ impl TypedLayout {
             before: specs.iter().map(ColumnBuilder::new).collect(),
             before_valid: Vec::new(),
             before_nulls_due: 0,
+            filled: vec![0; specs.len()],
             specs,
             index,
             wire_fields: Vec::new(),
             zone,
-            staging: Staging::default(),
-            images: Vec::new(),
+            rows: 0,
+            discarded: Vec::new(),
+            images: 0,
+            scratch: Scratch::default(),
             stats: TypedStats::default(),
         })
     }
@@ -475,162 +527,69 @@ impl TypedLayout {
         Some(field)
     }
 
-    /// Converts one row image into `specs.len()` cells at the end of the staging cells.
-    fn stage_image(&mut self, columns: &[Column<'_>], range: std::ops::Range<usize>) -> FaultResult<()> {
-        let base = self.staging.cells.len();
-        self.staging.cells.resize(base + self.specs.len(), Cell::Null);
+    /// Appends one row image to the `row` builders, or the `before` ones for an old image.
+    fn append_image(&mut self, old: bool, columns: &[Column<'_>], range: std::ops::Range<usize>) -> FaultResult<()> {
+        self.images += 1;
+        let image = self.images;
         for (position, i) in range.enumerate() {
             let column = &columns[i];
             let Some(field) = self.field_of(&column.name, position) else {
                 self.stats.dropped_columns += 1;
                 continue;
             };
-            self.stage_value(base + field, field, column, i)?;
+            if std::mem::replace(&mut self.filled[field], image) == image {
+                return Err(Fault::new(column.at, format!("column {} appears twice in one row", column.name)));
+            }
+            let builder = if old { &mut self.before[field] } else { &mut self.row[field] };
+            append_value(&self.specs[field], builder, column, self.zone, &mut self.stats, &mut self.scratch)?;
+        }
+        let builders = if old { &mut self.before } else { &mut self.row };
+        for (builder, &filled) in builders.iter_mut().zip(&self.filled) {
+            if filled != image {
+                builder.append_null();
+            }
         }
         Ok(())
     }
 
-    /// Checks and converts `column` (`MessageEvents::columns[index]`) for `field` into the staging
-    /// cell `slot`, which is null until then. The cell is stored here rather than returned: a
-    /// returned `Result<Cell, Fault>` travels through memory and stalled the caller's copy.
-    fn stage_value(&mut self, slot: usize, field: usize, column: &Column<'_>, index: usize) -> FaultResult<()> {
-        let spec = &self.specs[field];
-        let fail = |what: &str| {
-            Fault::new(column.at, format!("column {}: {what} does not fit {}", column.name, spec.field.data_type()))
-        };
-        let value = &column.value;
-        if value.is_null() {
-            return Ok(());
-        }
-        let text = match value {
-            Value::Text(t) => Some(t.as_bytes()),
-            _ => None,
-        };
-        let cell = match &spec.target {
-            Target::Bool => Cell::Bool(integer(value).ok_or_else(|| fail("value"))? != 0),
-            Target::Int8 | Target::Int16 | Target::Int32 | Target::Int64 => {
-                let v = integer(value).ok_or_else(|| fail("value"))?;
-                let (lo, hi) = match spec.target {
-                    Target::Int8 => (i8::MIN as i128, i8::MAX as i128),
-                    Target::Int16 => (i16::MIN as i128, i16::MAX as i128),
-                    Target::Int32 => (i32::MIN as i128, i32::MAX as i128),
-                    _ => (i64::MIN as i128, i64::MAX as i128),
-                };
-                if v < lo || v > hi {
-                    return Err(fail(&format!("value {v}")));
-                }
-                Cell::Int(v as i64)
+    fn append_events(&mut self, events: &MessageEvents<'_>, kept: &[usize]) -> FaultResult<()> {
+        for event in kept.iter().map(|&i| &events.events[i]) {
+            if let (EventKind::Ddl, Some(sql)) = (event.kind, event.ddl.as_deref()) {
+                self.follow(event.schema.as_deref(), sql);
             }
-            Target::Decimal { precision, scale } => {
-                let v = match (text, value) {
-                    (Some(t), _) => mysql::parse_decimal_i128(t, *scale as u32),
-                    (None, Value::Int(_) | Value::UInt(_)) => {
-                        integer(value).and_then(|v| v.checked_mul(POW10[*scale as usize] as i128))
-                    }
-                    _ => None,
-                }
-                .ok_or_else(|| fail("value"))?;
-                if v.unsigned_abs() >= POW10[*precision as usize] {
-                    return Err(fail("value"));
-                }
-                self.staging.decimal(v)
+            self.rows += 1;
+            match event.after.clone().or(event.before.clone()) {
+                Some(image) => self.append_image(false, &events.columns, image)?,
+                // DDL and watermarks: a row of nulls.
+                None => self.row.iter_mut().for_each(ColumnBuilder::append_null),
             }
-            Target::Float32 => Cell::Float32(float(value).ok_or_else(|| fail("value"))? as f32),
-            Target::Float64 => Cell::Float64(float(value).ok_or_else(|| fail("value"))?),
-            Target::Date => match mysql::parse_date(text.ok_or_else(|| fail("value"))?) {
-                Some(Some(d)) => Cell::Int(mysql::days_from_civil(d.year, d.month, d.day)),
-                Some(None) => self.zero_date(),
-                None => return Err(fail("date")),
-            },
-            Target::DateTime | Target::Timestamp => {
-                match mysql::parse_datetime_micros(text.ok_or_else(|| fail("value"))?) {
-                    Some(Some(local)) if matches!(spec.target, Target::DateTime) => Cell::Int(local),
-                    Some(Some(local)) => Cell::Int(self.zone.to_utc(local).ok_or_else(|| fail("time"))?),
-                    Some(None) => self.zero_date(),
-                    None => return Err(fail("date-time")),
+            match (event.kind, event.before.clone()) {
+                (EventKind::Update, Some(old)) => {
+                    self.settle_before_nulls();
+                    self.before_valid.push(true);
+                    self.append_image(true, &events.columns, old)?;
+                }
+                _ => {
+                    self.before_nulls_due += 1;
+                    self.before_valid.push(false);
                 }
             }
-            Target::Time => {
-                Cell::Int(mysql::parse_time_micros(text.ok_or_else(|| fail("value"))?).ok_or_else(|| fail("time"))?)
-            }
-            Target::Text => match self.text_cell(field, column, index) {
-                Some(cell) => cell,
-                None => return Err(Fault::new(column.at, format!("column {}: value is not valid text", column.name))),
-            },
-            Target::Binary => match value {
-                Value::Text(_) | Value::Bytes(_) => Cell::Column(index),
-                _ => return Err(fail("value")),
-            },
-            Target::Vector => {
-                let from = self.staging.floats.len();
-                mysql::parse_vector(text.ok_or_else(|| fail("value"))?, &mut self.staging.floats)
-                    .ok_or_else(|| fail("vector"))?;
-                let to = self.staging.floats.len();
-                Cell::Vector(self.staging.span(from..to))
-            }
-        };
-        self.staging.cells[slot] = cell;
-        Ok(())
-    }
-
-    fn zero_date(&mut self) -> Cell {
-        self.stats.zero_dates += 1;
-        Cell::Null
-    }
-
-    /// Text columns: ENUM/SET numbers become member names when the definition is known.
-    fn text_cell(&mut self, field: usize, column: &Column<'_>, index: usize) -> Option<Cell> {
-        match &self.specs[field].members {
-            Some((kind, members)) => {
-                let Some(n) = integer(&column.value).and_then(|v| u64::try_from(v).ok()) else {
-                    // Already a name (official Canal writes names).
-                    return matches!(column.value, Value::Text(_)).then_some(Cell::Column(index));
-                };
-                let staging = &mut self.staging.text;
-                let from = staging.len();
-                if *kind == MySqlType::Enum {
-                    staging.push_str(mysql::enum_name(members, n)?);
-                } else {
-                    let mut names = String::new();
-                    mysql::set_names(members, n, &mut names)?;
-                    staging.push_str(&names);
-                }
-                let to = staging.len();
-                Some(Cell::Staged(self.staging.span(from..to)))
-            }
-            _ => match &column.value {
-                Value::Text(_) => Some(Cell::Column(index)),
-                Value::Bytes(b) => crate::utf8::check(b).is_ok().then_some(Cell::Column(index)),
-                Value::Int(v) => Some(self.stage_text(&v.to_string())),
-                Value::UInt(v) => Some(self.stage_text(&v.to_string())),
-                Value::Float32(v) => Some(self.stage_text(&v.to_string())),
-                Value::Float64(v) => Some(self.stage_text(&v.to_string())),
-                Value::Null => Some(Cell::Null),
-            },
-        }
-    }
-
-    /// Checks that the utf8/binary columns can take the staged cells of this message.
-    fn ensure_room(&self, columns: &[Column<'_>]) -> FaultResult<()> {
-        let n = self.specs.len().max(1);
-        for (j, (row, before)) in self.row.iter().zip(&self.before).enumerate() {
-            let Some(used) = row.bytes().max(before.bytes()) else { continue };
-            let more: usize = self.staging.cells.get(j..).unwrap_or_default()
-                .iter()
-                .step_by(n)
-                .map(|cell| match *cell {
-                    Cell::Column(i) => match &columns[i].value {
-                        Value::Text(t) => t.len(),
-                        Value::Bytes(b) => b.len(),
-                        _ => 0,
-                    },
-                    Cell::Staged(i) => self.staging.spans[i].len(),
-                    _ => 0,
-                })
-                .sum();
-            super::ensure_room(self.specs[j].field.name(), used, more)?;
         }
         Ok(())
+    }
+
+    /// Completes the rows from `start` (those of a message that failed part-way) with nulls
+    /// and marks them to be dropped.
+    fn discard_from(&mut self, start: usize) {
+        let rows = self.rows;
+        self.settle_before_nulls();
+        for builder in self.row.iter_mut().chain(self.before.iter_mut()) {
+            builder.append_nulls(rows.saturating_sub(builder.len()));
+        }
+        self.before_valid.resize(rows, false);
+        if rows > start {
+            self.discarded.push(start..rows);
+        }
     }
 
     fn settle_before_nulls(&mut self) {
@@ -638,13 +597,6 @@ impl TypedLayout {
         if n > 0 {
             self.before.iter_mut().for_each(|b| b.append_nulls(n));
         }
-    }
-
-    fn stage_text(&mut self, text: &str) -> Cell {
-        let from = self.staging.text.len();
-        self.staging.text.push_str(text);
-        let to = self.staging.text.len();
-        Cell::Staged(self.staging.span(from..to))
     }
 }
 
@@ -711,51 +663,12 @@ impl Layout for TypedLayout {
     }
 
     fn append(&mut self, events: &MessageEvents<'_>, kept: &[usize]) -> FaultResult<()> {
-        self.staging.clear();
-        for event in kept.iter().map(|&i| &events.events[i]) {
-            if let (EventKind::Ddl, Some(sql)) = (event.kind, event.ddl.as_deref()) {
-                self.follow(event.schema.as_deref(), sql);
-            }
-            if let Some(image) = event.after.clone().or(event.before.clone()) {
-                self.stage_image(&events.columns, image)?;
-            }
-            if let (EventKind::Update, Some(before)) = (event.kind, event.before.clone()) {
-                self.stage_image(&events.columns, before)?;
-            }
+        let start = self.rows;
+        let appended = self.append_events(events, kept);
+        if appended.is_err() {
+            self.discard_from(start);
         }
-        self.ensure_room(&events.columns)?;
-        // Where each kept event's row image and old image start among the staged cells (staged
-        // above in this order, `n` cells each); events without an image (DDL, watermarks) have
-        // none and get nulls.
-        let n = self.specs.len();
-        let mut next = 0;
-        let mut take = |has: bool| {
-            next += if has { n } else { 0 };
-            has.then_some(next - n)
-        };
-        self.images.clear();
-        for event in kept.iter().map(|&i| &events.events[i]) {
-            let image = take(event.after.is_some() || event.before.is_some());
-            let old = take(event.kind == EventKind::Update && event.before.is_some());
-            self.images.push((image, old));
-        }
-        let any_old = self.images.iter().any(|(_, old)| old.is_some());
-        if any_old {
-            self.settle_before_nulls();
-        }
-        let (staging, columns, images) = (&self.staging, &events.columns, &self.images);
-        for (j, b) in self.row.iter_mut().enumerate() {
-            b.append_cells(images.iter().map(|(image, _)| image.map(|at| &staging.cells[at + j])), staging, columns);
-        }
-        if any_old {
-            for (j, b) in self.before.iter_mut().enumerate() {
-                b.append_cells(images.iter().map(|(_, old)| old.map(|at| &staging.cells[at + j])), staging, columns);
-            }
-        } else {
-            self.before_nulls_due += images.len();
-        }
-        self.before_valid.extend(images.iter().map(|(_, old)| old.is_some()));
-        Ok(())
+        appended
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
@@ -763,6 +676,7 @@ impl Layout for TypedLayout {
     }
 
     fn append_null(&mut self) {
+        self.rows += 1;
         self.row.iter_mut().for_each(ColumnBuilder::append_null);
         self.before_nulls_due += 1;
         self.before_valid.push(false);
@@ -771,8 +685,24 @@ impl Layout for TypedLayout {
     fn finish(&mut self) -> Vec<ArrayRef> {
         self.settle_before_nulls();
         let mut columns: Vec<ArrayRef> = self.row.iter_mut().map(ColumnBuilder::finish).collect();
-        let before: Vec<ArrayRef> = self.before.iter_mut().map(ColumnBuilder::finish).collect();
-        let valid = NullBuffer::from(std::mem::take(&mut self.before_valid));
+        let mut before: Vec<ArrayRef> = self.before.iter_mut().map(ColumnBuilder::finish).collect();
+        let mut valid = std::mem::take(&mut self.before_valid);
+        self.rows = 0;
+        let discarded = std::mem::take(&mut self.discarded);
+        if !discarded.is_empty() {
+            let mut keep = vec![true; valid.len()];
+            discarded.iter().for_each(|rows| keep[rows.clone()].fill(false));
+            let keep = BooleanArray::from(keep);
+            for array in columns.iter_mut().chain(before.iter_mut()) {
+                // The builders all hold one row per kept or discarded event; a mismatch would
+                // surface as the driver's batch error rather than a panic.
+                if let Ok(kept) = arrow_select::filter::filter(array.as_ref(), &keep) {
+                    *array = kept;
+                }
+            }
+            valid = valid.iter().zip(keep.values().iter()).filter(|(_, k)| *k).map(|(v, _)| *v).collect();
+        }
+        let valid = NullBuffer::from(valid);
         let len = valid.len();
         let before = if self.specs.is_empty() {
             StructArray::new_empty_fields(len, Some(valid))

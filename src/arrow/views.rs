@@ -55,6 +55,14 @@ impl ViewBuilder {
         self.input = buffers.iter().map(|b| InputBuffer { buffer: b.clone(), block: None }).collect();
     }
 
+    pub fn len(&self) -> usize {
+        self.views.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.views.is_empty()
+    }
+
     pub fn append_null(&mut self) {
         self.append_nulls(1);
     }
