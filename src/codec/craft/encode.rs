@@ -26,7 +26,7 @@ use std::ops::Range;
 
 use crate::codec::{Encode, EncodeOptions, Protocol, Record};
 use crate::error::{Fault, FaultResult};
-use crate::event::{flag, Column, Event, EventKind, MessageEvents, Value};
+use crate::event::{flag, same_name, Column, Event, EventKind, MessageEvents, Text, Value};
 use crate::mysql::MySqlType;
 
 use super::{EVENT_DDL, EVENT_RESOLVED, EVENT_ROW, GROUP_NEW, GROUP_OLD, VERSION};
@@ -36,9 +36,9 @@ pub struct CraftEncoder {
     max_message_bytes: usize,
     delete_only_handle_key: bool,
     batch: Batch,
-    /// Value bytes and column flags of the group being staged.
+    /// The group being staged: its columns (index, flags word) and value bytes.
+    kept: Vec<(usize, u64)>,
     values: Vec<u8>,
-    flags: Vec<u64>,
     /// Buffers of `flush`, kept between messages.
     ids: Vec<i64>,
     body_sizes: Vec<i64>,
@@ -103,8 +103,8 @@ impl CraftEncoder {
             max_message_bytes: options.max_message_bytes,
             delete_only_handle_key: options.delete_only_output_handle_key_columns,
             batch: Batch::default(),
+            kept: Vec::new(),
             values: Vec::new(),
-            flags: Vec::new(),
             ids: Vec::new(),
             body_sizes: Vec::new(),
             group_sizes: Vec::new(),
@@ -118,14 +118,12 @@ impl CraftEncoder {
         b.estimated += 32 + schema.as_ref().map_or(0, Range::len) + table.as_ref().map_or(0, Range::len);
         let first_group = b.groups.len();
         let keys = events.keys(event);
-        let is_key = |c: &Column<'_>| keys.contains(&c.name);
         if matches!(event.kind, EventKind::Insert | EventKind::Update) {
-            self.stage_group(GROUP_NEW, events.after(event), &|_| true, &is_key)?;
+            self.stage_group(GROUP_NEW, events.after(event), keys, false)?;
         }
         if matches!(event.kind, EventKind::Update | EventKind::Delete) {
             let only_keys = self.delete_only_handle_key && event.kind == EventKind::Delete;
-            let keep = |c: &Column<'_>| !only_keys || c.ty.ticdc_flags(is_key(c)) & flag::HANDLE_KEY != 0;
-            self.stage_group(GROUP_OLD, events.before(event), &keep, &is_key)?;
+            self.stage_group(GROUP_OLD, events.before(event), keys, only_keys)?;
         }
         let b = &mut self.batch;
         if b.groups.len() == first_group {
@@ -143,36 +141,31 @@ impl CraftEncoder {
         Ok(())
     }
 
-    /// Stages one column group of the columns `keep` selects; none selected, no group (as Go).
-    fn stage_group(
-        &mut self,
-        kind: u8,
-        columns: &[Column<'_>],
-        keep: &dyn Fn(&Column<'_>) -> bool,
-        is_key: &dyn Fn(&Column<'_>) -> bool,
-    ) -> FaultResult<()> {
-        let b = &mut self.batch;
-        let kept = || columns.iter().filter(|c| keep(c));
-        let m = kept().count();
-        if m == 0 {
+    /// Stages one column group: every column, or with `only_keys` the handle-key ones; none
+    /// selected, no group (as Go).
+    fn stage_group(&mut self, kind: u8, columns: &[Column<'_>], keys: &[Text<'_>], only_keys: bool) -> FaultResult<()> {
+        self.kept.clear();
+        for (i, c) in columns.iter().enumerate() {
+            let flags = c.ty.flags.unwrap_or_else(|| c.ty.ticdc_flags(keys.iter().any(|k| same_name(k.as_bytes(), c.name.as_bytes()))));
+            if !only_keys || flags & flag::HANDLE_KEY != 0 {
+                self.kept.push((i, flags));
+            }
+        }
+        if self.kept.is_empty() {
             return Ok(());
         }
-        let names = stage_column_names(b, kept());
+        let b = &mut self.batch;
+        let names = stage_column_names(b, columns, &self.kept);
         let from = b.staged.len();
-        for c in kept() {
-            put_uvarint(&mut b.staged, wire_code(c.ty.base));
+        for &(i, _) in &self.kept {
+            put_uvarint(&mut b.staged, wire_code(columns[i].ty.base));
         }
-        self.flags.clear();
-        for c in kept() {
-            let flags = match c.ty.flags {
-                Some(f) => f,
-                None => c.ty.ticdc_flags(is_key(c)),
-            };
+        for &(_, flags) in &self.kept {
             put_uvarint(&mut b.staged, flags);
-            self.flags.push(flags);
         }
         self.values.clear();
-        for (c, &flags) in kept().zip(&self.flags) {
+        for &(i, flags) in &self.kept {
+            let c = &columns[i];
             let before = self.values.len();
             let len = match write_value(c, flags, &mut self.values)? {
                 true => (self.values.len() - before) as i64,
@@ -222,7 +215,7 @@ impl CraftEncoder {
         }
         let mut msg = Vec::with_capacity(b.staged.len() + b.text.len() + 16 * b.entries.len() + 64);
         put_uvarint(&mut msg, VERSION);
-        let mut dict = Dictionary::default();
+        let mut dict = Dictionary::with_capacity(b.names.len() + 2 * b.entries.len());
 
         // Headers.
         let header_start = msg.len();
@@ -346,17 +339,17 @@ fn stage_name(text: &mut Vec<u8>, name: Option<&str>) -> Option<Range<usize>> {
 }
 
 /// Stages a group's column names, or reuses the previous group's when they are the same.
-fn stage_column_names<'c, 'a: 'c>(b: &mut Batch, columns: impl Iterator<Item = &'c Column<'a>> + Clone) -> Range<usize> {
+fn stage_column_names(b: &mut Batch, columns: &[Column<'_>], kept: &[(usize, u64)]) -> Range<usize> {
     if let Some(prev) = b.groups.last() {
         let prev_names = &b.names[prev.names.clone()];
-        let same = prev_names.len() == columns.clone().count()
-            && prev_names.iter().zip(columns.clone()).all(|(s, c)| b.text[s.clone()] == *c.name.as_bytes());
+        let same = prev_names.len() == kept.len()
+            && prev_names.iter().zip(kept).all(|(s, &(i, _))| same_name(&b.text[s.clone()], columns[i].name.as_bytes()));
         if same {
             return prev.names.clone();
         }
     }
     let from = b.names.len();
-    for c in columns {
+    for c in kept.iter().map(|&(i, _)| &columns[i]) {
         let start = b.text.len();
         b.text.extend_from_slice(c.name.as_bytes());
         b.names.push(start..b.text.len());
@@ -462,15 +455,29 @@ fn as_f64(value: &Value<'_>, float32: bool) -> Option<f64> {
 struct Dictionary<'t> {
     ids: HashMap<&'t [u8], i64, BuildHasherDefault<Fnv>>,
     terms: Vec<&'t [u8]>,
+    /// The last term looked up and its id: the events of a message mostly name one table.
+    last: Option<(&'t [u8], i64)>,
 }
 
 impl<'t> Dictionary<'t> {
+    /// Room for `n` terms, so the map does not grow while the message is written.
+    fn with_capacity(n: usize) -> Self {
+        let ids = HashMap::with_capacity_and_hasher(n, Default::default());
+        Dictionary { ids, terms: Vec::with_capacity(n), last: None }
+    }
+
     fn id(&mut self, term: &'t [u8]) -> i64 {
+        if let Some((last, id)) = self.last {
+            if same_name(last, term) {
+                return id;
+            }
+        }
         let next = self.terms.len() as i64;
         let id = *self.ids.entry(term).or_insert(next);
         if id == next {
             self.terms.push(term);
         }
+        self.last = Some((term, id));
         id
     }
 
