@@ -1,0 +1,96 @@
+"""Open Protocol messages framed here by hand, the way tiflow's encoder writes them
+(`../shared/protocols/open.md` §1–4), rather than by our own encoder: a 1,024-event batch with
+multi-byte text in every event, Go's `<>&` and U+2028 escapes, TEXT columns in base64 and
+binary strings in Go's quoted form."""
+
+from __future__ import annotations
+
+import base64
+import decimal
+import json
+import struct
+
+import pyarrow as pa
+
+import ticdc_rs
+
+EVENTS = 1024
+TEXTS = ["中文字符", "😀 emoji", "Ünïcödé <b>&</b>", "line\u2028sep", "日本語のテキスト", "ascii"]
+
+
+def go_json(value) -> str:
+    """`encoding/json` as tiflow uses it: compact, raw UTF-8, `<>&` and U+2028/2029 escaped."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(raw, escaped)
+    return text
+
+
+def frame(keys: list[dict], values: list[dict | None]) -> tuple[bytes, bytes]:
+    key = struct.pack(">Q", 1)
+    value = b""
+    for k, v in zip(keys, values):
+        k_bytes = go_json(k).encode()
+        v_bytes = b"" if v is None else go_json(v).encode()
+        key += struct.pack(">Q", len(k_bytes)) + k_bytes
+        value += struct.pack(">Q", len(v_bytes)) + v_bytes
+    return key, value
+
+
+def row(i: int) -> dict:
+    text = TEXTS[i % len(TEXTS)] + f" #{i}"
+    # Go map order: byte-wise alphabetical.
+    return {
+        "amount": {"t": 246, "f": 64, "v": f"{i}.{i % 100:02d}"},
+        "body": {"t": 252, "f": 64, "v": base64.b64encode((text * 3).encode()).decode()},
+        "id": {"t": 8, "h": True, "f": 11, "v": i},
+        "name": {"t": 15, "f": 64, "v": text},
+        "raw": {"t": 15, "f": 65, "v": "\\x00\\xff" + "测试"},
+    }
+
+
+def batch_of_1024() -> pa.RecordBatch:
+    keys, values = [], []
+    for i in range(EVENTS):
+        keys.append({"ts": 440000000000000000 + i, "scm": "shop", "tbl": "orders", "t": 1})
+        new = row(i)
+        if i % 3 == 1:
+            old = row(i)
+            old["name"] = {"t": 15, "f": 64, "v": "旧的"}
+            values.append({"u": new, "p": old})
+        elif i % 3 == 2:
+            values.append({"d": new})
+        else:
+            values.append({"u": new})
+    key, value = frame(keys, values)
+    return pa.record_batch({"key": pa.array([key], pa.binary()), "value": pa.array([value], pa.binary())})
+
+
+def test_a_1024_event_batch_with_multibyte_text_decodes_whole():
+    batch = batch_of_1024()
+    # `decode` as mapInArrow calls it, the protocol detected from the framing.
+    out = pa.Table.from_batches(list(ticdc_rs.decode(iter([batch])))).to_pylist()
+    assert len(out) == EVENTS
+    assert {r["_message"] for r in out} == {0}
+    assert [r["_op"] for r in out[:3]] == ["INSERT", "UPDATE", "DELETE"]
+    assert [r["_commit_ts"] for r in out] == [440000000000000000 + i for i in range(EVENTS)]
+    for i, r in enumerate(out):
+        image = dict(r["_before"] if r["_op"] == "DELETE" else r["_after"])
+        text = TEXTS[i % len(TEXTS)] + f" #{i}"
+        assert image["name"] == text
+        assert image["body"] == text * 3
+        assert r["_keys"] == ["id"]
+    assert dict(out[1]["_before"])["name"] == "旧的"
+
+
+def test_the_same_batch_in_the_typed_layout():
+    batch = batch_of_1024()
+    schema = ticdc_rs.infer_schema(batch, "open", "shop.orders")
+    typed = ticdc_rs.Decoder("open", layout="typed", table="shop.orders", schema=schema).decode(batch)
+    assert typed.num_rows == EVENTS
+    assert typed.column("id").to_pylist() == list(range(EVENTS))
+    names = typed.column("name").to_pylist()
+    assert names == [TEXTS[i % len(TEXTS)] + f" #{i}" for i in range(EVENTS)]
+    assert typed.column("raw").to_pylist()[0] == b"\x00\xff" + "测试".encode()
+    assert typed.column("amount").to_pylist()[7] == decimal.Decimal("7.07")
+    assert typed.column("_before").to_pylist()[1]["name"] == "旧的"
