@@ -328,17 +328,31 @@ fn digits(b: &[u8]) -> Option<u32> {
     Some(v)
 }
 
+/// The two ASCII digits at `s[at..at + 2]` as a number.
+#[inline]
+fn two_digits(s: &[u8], at: usize) -> Option<u32> {
+    let (tens, ones) = (s[at].wrapping_sub(b'0'), s[at + 1].wrapping_sub(b'0'));
+    (tens < 10 && ones < 10).then_some(tens as u32 * 10 + ones as u32)
+}
+
 /// Fractional seconds `123` (from `.123`) as microseconds; digits past the sixth are cut, as MySQL
 /// never writes more than six.
 fn fraction_micros(b: &[u8]) -> Option<u32> {
-    if b.is_empty() || b.len() > 9 || !b.iter().all(u8::is_ascii_digit) {
+    if b.is_empty() || b.len() > 9 {
         return None;
     }
     let mut v = 0u32;
-    for i in 0..6 {
-        v = v * 10 + b.get(i).map_or(0, |c| (c - b'0') as u32);
+    for &c in b {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + d as u32;
     }
-    Some(v)
+    Some(match b.len() {
+        n @ 0..=6 => v * 10u32.pow(6 - n as u32),
+        n => v / 10u32.pow(n as u32 - 6),
+    })
 }
 
 /// A calendar date. `Ok(None)` is MySQL's zero date (or a zero month/day), which has no Arrow form.
@@ -364,9 +378,9 @@ pub fn parse_date(s: &[u8]) -> Option<Option<CivilDate>> {
     if s.len() != 10 || !matches!((s[4], s[7]), (b'-', b'-') | (b'/', b'/')) {
         return None;
     }
-    let year = digits(&s[0..4])? as i64;
-    let month = digits(&s[5..7])?;
-    let day = digits(&s[8..10])?;
+    let year = (two_digits(s, 0)? * 100 + two_digits(s, 2)?) as i64;
+    let month = two_digits(s, 5)?;
+    let day = two_digits(s, 8)?;
     if month == 0 || day == 0 {
         return Some(None);
     }
@@ -392,7 +406,7 @@ pub fn parse_datetime_micros(s: &[u8]) -> Option<Option<i64>> {
         if t.len() < 9 || (t[0] != b' ' && t[0] != b'T') || t[3] != b':' || t[6] != b':' {
             return None;
         }
-        let (h, m, sec) = (digits(&t[1..3])?, digits(&t[4..6])?, digits(&t[7..9])?);
+        let (h, m, sec) = (two_digits(t, 1)?, two_digits(t, 4)?, two_digits(t, 7)?);
         if h > 23 || m > 59 || sec > 59 {
             return None;
         }
@@ -447,6 +461,24 @@ pub fn parse_decimal_i128(s: &[u8], scale: u32) -> Option<i128> {
     if int_part.is_empty() && frac_part.is_empty() {
         return None;
     }
+    // The usual case, up to 18 digits once scaled: one u64 multiply per digit.
+    if int_part.len() + scale as usize <= 18 && frac_part.len() <= scale as usize {
+        let mut v = 0u64;
+        for &c in int_part.iter().chain(frac_part) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            v = v * 10 + d as u64;
+        }
+        let v = (v * 10u64.pow(scale - frac_part.len() as u32)) as i128;
+        return Some(if neg { -v } else { v });
+    }
+    parse_decimal_digits(neg, int_part, frac_part, scale)
+}
+
+/// [`parse_decimal_i128`] for any number of digits, up to 38.
+fn parse_decimal_digits(neg: bool, int_part: &[u8], frac_part: &[u8], scale: u32) -> Option<i128> {
     // Up to 18 significant digits accumulate in a u64 (one multiply each), then in an i128.
     let (mut small, mut big, mut digits) = (0u64, 0i128, 0u32);
     let mut push = |c: u8| -> Option<()> {
@@ -551,6 +583,10 @@ mod tests {
         );
         assert_eq!(parse_time_micros(b"-838:59:59"), Some(-(838 * 3600 + 59 * 60 + 59) * 1_000_000));
         assert_eq!(parse_time_micros(b"12:00:00.000001"), Some(43_200_000_001));
+        assert_eq!(fraction_micros(b"5"), Some(500_000));
+        assert_eq!(fraction_micros(b"123456789"), Some(123_456));
+        assert_eq!(fraction_micros(b"12a"), None);
+        assert_eq!(fraction_micros(b"1234567890"), None);
     }
 
     #[test]
@@ -569,6 +605,31 @@ mod tests {
         assert_eq!(parse_decimal_i128(format!("1{max}").as_bytes(), 0), None);
         assert_eq!(parse_decimal_i128(b"12.", 2), Some(1200));
         assert_eq!(parse_decimal_i128(b".5", 1), Some(5));
+        assert_eq!(parse_decimal_i128(b"1.2x", 2), None);
+        assert_eq!(parse_decimal_i128(b"-", 2), None);
+    }
+
+    #[test]
+    fn short_decimals_read_as_the_general_path_does() {
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for _ in 0..20_000 {
+            let digits = |n: u64, next: &mut dyn FnMut(u64) -> u64| -> String {
+                (0..n).map(|_| char::from(b"0123456789x"[next(11).min(next(11)) as usize])).collect()
+            };
+            let int_part = digits(next(12), &mut next);
+            let frac_part = digits(next(8), &mut next);
+            let scale = next(10) as u32;
+            let neg = next(2) == 1;
+            let text = format!("{}{int_part}.{frac_part}", if neg { "-" } else { "" });
+            let (int_part, frac_part) = (int_part.as_bytes(), frac_part.as_bytes());
+            let general =
+                if int_part.is_empty() && frac_part.is_empty() { None } else { parse_decimal_digits(neg, int_part, frac_part, scale) };
+            assert_eq!(parse_decimal_i128(text.as_bytes(), scale), general, "{text} at scale {scale}");
+        }
     }
 
     #[test]
