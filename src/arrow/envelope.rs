@@ -4,7 +4,7 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
-use arrow_array::builder::{Int64Builder, ListBuilder, MapBuilder, MapFieldNames, StringBuilder};
+use arrow_array::builder::{ArrayBuilder, Int64Builder, ListBuilder, MapBuilder, MapFieldNames, StringBuilder};
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, FieldRef, Fields};
 use base64::Engine;
@@ -111,15 +111,35 @@ impl Layout for EnvelopeLayout {
         self.flags.append(false).expect("no entries");
     }
 
+    /// The batch's columns; each builder starts the next batch with room for as much as this
+    /// one took (see the typed layout's `finish_and_presize`).
     fn finish(&mut self) -> Vec<ArrayRef> {
+        let (after, before, types) =
+            (presized_text_map(&mut self.after), presized_text_map(&mut self.before), presized_text_map(&mut self.types));
+        let keys = ListBuilder::with_capacity(presized_text(self.keys.values()), self.keys.len());
+        let flags = MapBuilder::with_capacity(
+            map_names(),
+            presized_text(self.flags.keys()),
+            Int64Builder::with_capacity(self.flags.values().len()),
+            self.flags.len(),
+        );
         vec![
-            Arc::new(self.after.finish()),
-            Arc::new(self.before.finish()),
-            Arc::new(self.types.finish()),
-            Arc::new(self.keys.finish()),
-            Arc::new(self.flags.finish()),
+            Arc::new(std::mem::replace(&mut self.after, after).finish()),
+            Arc::new(std::mem::replace(&mut self.before, before).finish()),
+            Arc::new(std::mem::replace(&mut self.types, types).finish()),
+            Arc::new(std::mem::replace(&mut self.keys, keys).finish()),
+            Arc::new(std::mem::replace(&mut self.flags, flags).finish()),
         ]
     }
+}
+
+fn presized_text(builder: &StringBuilder) -> StringBuilder {
+    StringBuilder::with_capacity(builder.len(), builder.values_slice().len())
+}
+
+fn presized_text_map(map: &mut TextMap) -> TextMap {
+    let rows = map.len();
+    MapBuilder::with_capacity(map_names(), presized_text(map.keys()), presized_text(map.values()), rows)
 }
 
 impl EnvelopeLayout {

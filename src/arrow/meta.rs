@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{BinaryBuilder, BooleanBuilder, Int64Builder, StringBuilder};
+use arrow_array::builder::{ArrayBuilder, BinaryBuilder, BooleanBuilder, Int64Builder, StringBuilder};
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, FieldRef};
 
@@ -160,24 +160,26 @@ impl MetaBuilder {
 
     /// Rows appended since the last `finish`.
     pub fn rows(&self) -> usize {
-        arrow_array::builder::ArrayBuilder::len(&self.message)
+        self.message.len()
     }
 
+    /// The batch's columns. Each builder starts the next batch with room for as many rows and
+    /// bytes as this one took, as the typed builders do.
     pub fn finish(&mut self) -> Vec<ArrayRef> {
         let mut columns: Vec<ArrayRef> = vec![
-            Arc::new(self.op.finish()),
-            Arc::new(self.commit_ts.finish()),
-            Arc::new(self.schema.finish()),
-            Arc::new(self.table.finish()),
-            Arc::new(self.table_id.finish()),
-            Arc::new(self.partition_id.finish()),
-            Arc::new(self.schema_version.finish()),
-            Arc::new(self.table_schema.finish()),
-            Arc::new(self.ddl.finish()),
-            Arc::new(self.ddl_type.finish()),
-            Arc::new(self.handle_key_only.finish()),
-            Arc::new(self.claim_check.finish()),
-            Arc::new(self.message.finish()),
+            finish_text(&mut self.op),
+            finish_int(&mut self.commit_ts),
+            finish_text(&mut self.schema),
+            finish_text(&mut self.table),
+            finish_int(&mut self.table_id),
+            finish_int(&mut self.partition_id),
+            finish_int(&mut self.schema_version),
+            finish_text(&mut self.table_schema),
+            finish_text(&mut self.ddl),
+            finish_text(&mut self.ddl_type),
+            finish_bool(&mut self.handle_key_only),
+            finish_text(&mut self.claim_check),
+            finish_int(&mut self.message),
         ];
         if let Some(e) = &mut self.errors {
             columns.push(Arc::new(e.error.finish()));
@@ -186,4 +188,19 @@ impl MetaBuilder {
         }
         columns
     }
+}
+
+fn finish_text(builder: &mut StringBuilder) -> ArrayRef {
+    let next = StringBuilder::with_capacity(builder.len(), builder.values_slice().len());
+    Arc::new(std::mem::replace(builder, next).finish())
+}
+
+fn finish_bool(builder: &mut BooleanBuilder) -> ArrayRef {
+    let next = BooleanBuilder::with_capacity(builder.len());
+    Arc::new(std::mem::replace(builder, next).finish())
+}
+
+fn finish_int(builder: &mut Int64Builder) -> ArrayRef {
+    let next = Int64Builder::with_capacity(builder.len());
+    Arc::new(std::mem::replace(builder, next).finish())
 }

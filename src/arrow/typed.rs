@@ -163,28 +163,52 @@ enum ColumnBuilder {
 
 impl ColumnBuilder {
     fn new(spec: &ColumnSpec) -> ColumnBuilder {
+        ColumnBuilder::with_capacity(spec, 0, 0)
+    }
+
+    /// A builder with room for `rows` values and, for utf8/binary columns, `bytes` of them.
+    fn with_capacity(spec: &ColumnSpec, rows: usize, bytes: usize) -> ColumnBuilder {
         match (&spec.target, spec.field.data_type()) {
-            (Target::Bool, _) => ColumnBuilder::Bool(BooleanBuilder::new()),
-            (Target::Int8, _) => ColumnBuilder::Int8(Int8Builder::new()),
-            (Target::Int16, _) => ColumnBuilder::Int16(Int16Builder::new()),
-            (Target::Int32, _) => ColumnBuilder::Int32(Int32Builder::new()),
-            (Target::Int64, _) => ColumnBuilder::Int64(Int64Builder::new()),
+            (Target::Bool, _) => ColumnBuilder::Bool(BooleanBuilder::with_capacity(rows)),
+            (Target::Int8, _) => ColumnBuilder::Int8(Int8Builder::with_capacity(rows)),
+            (Target::Int16, _) => ColumnBuilder::Int16(Int16Builder::with_capacity(rows)),
+            (Target::Int32, _) => ColumnBuilder::Int32(Int32Builder::with_capacity(rows)),
+            (Target::Int64, _) => ColumnBuilder::Int64(Int64Builder::with_capacity(rows)),
             (Target::Decimal { .. }, dt) => {
-                ColumnBuilder::Decimal(Decimal128Builder::new().with_data_type(dt.clone()))
+                ColumnBuilder::Decimal(Decimal128Builder::with_capacity(rows).with_data_type(dt.clone()))
             }
-            (Target::Float32, _) => ColumnBuilder::Float32(Float32Builder::new()),
-            (Target::Float64, _) => ColumnBuilder::Float64(Float64Builder::new()),
-            (Target::Date, _) => ColumnBuilder::Date(Date32Builder::new()),
+            (Target::Float32, _) => ColumnBuilder::Float32(Float32Builder::with_capacity(rows)),
+            (Target::Float64, _) => ColumnBuilder::Float64(Float64Builder::with_capacity(rows)),
+            (Target::Date, _) => ColumnBuilder::Date(Date32Builder::with_capacity(rows)),
             (Target::DateTime | Target::Timestamp, dt) => {
-                ColumnBuilder::Timestamp(TimestampMicrosecondBuilder::new().with_data_type(dt.clone()))
+                ColumnBuilder::Timestamp(TimestampMicrosecondBuilder::with_capacity(rows).with_data_type(dt.clone()))
             }
-            (Target::Time, _) => ColumnBuilder::Time(DurationMicrosecondBuilder::new()),
-            (Target::Text, DataType::Utf8View) => ColumnBuilder::TextView(ViewBuilder::default()),
-            (Target::Text, _) => ColumnBuilder::Text(StringBuilder::new()),
-            (Target::Binary, DataType::BinaryView) => ColumnBuilder::BinaryView(ViewBuilder::default()),
-            (Target::Binary, _) => ColumnBuilder::Binary(BinaryBuilder::new()),
-            (Target::Vector, _) => ColumnBuilder::Vector(ListBuilder::new(Float32Builder::new())),
+            (Target::Time, _) => ColumnBuilder::Time(DurationMicrosecondBuilder::with_capacity(rows)),
+            (Target::Text, DataType::Utf8View) => ColumnBuilder::TextView(ViewBuilder::with_capacity(rows)),
+            (Target::Text, _) => ColumnBuilder::Text(StringBuilder::with_capacity(rows, bytes)),
+            (Target::Binary, DataType::BinaryView) => ColumnBuilder::BinaryView(ViewBuilder::with_capacity(rows)),
+            (Target::Binary, _) => ColumnBuilder::Binary(BinaryBuilder::with_capacity(rows, bytes)),
+            (Target::Vector, _) => ColumnBuilder::Vector(ListBuilder::with_capacity(Float32Builder::new(), rows)),
         }
+    }
+
+    /// The bytes held by a utf8/binary builder (0 for the others).
+    fn value_bytes(&self) -> usize {
+        match self {
+            ColumnBuilder::Text(b) => b.values_slice().len(),
+            ColumnBuilder::Binary(b) => b.values_slice().len(),
+            _ => 0,
+        }
+    }
+
+    /// Finishes the batch's array and starts the next batch with room for as many rows and
+    /// bytes: batches of one stream are alike, and builders grown from empty each batch
+    /// spent ~6% of a decode reallocating.
+    fn finish_and_presize(&mut self, spec: &ColumnSpec) -> ArrayRef {
+        let (rows, bytes) = (self.len(), self.value_bytes());
+        let array = self.finish();
+        *self = ColumnBuilder::with_capacity(spec, rows, bytes);
+        array
     }
 
     fn len(&self) -> usize {
@@ -684,8 +708,9 @@ impl Layout for TypedLayout {
 
     fn finish(&mut self) -> Vec<ArrayRef> {
         self.settle_before_nulls();
-        let mut columns: Vec<ArrayRef> = self.row.iter_mut().map(ColumnBuilder::finish).collect();
-        let mut before: Vec<ArrayRef> = self.before.iter_mut().map(ColumnBuilder::finish).collect();
+        let specs = &self.specs;
+        let mut columns: Vec<ArrayRef> = self.row.iter_mut().zip(specs).map(|(b, s)| b.finish_and_presize(s)).collect();
+        let mut before: Vec<ArrayRef> = self.before.iter_mut().zip(specs).map(|(b, s)| b.finish_and_presize(s)).collect();
         let mut valid = std::mem::take(&mut self.before_valid);
         self.rows = 0;
         let discarded = std::mem::take(&mut self.discarded);

@@ -50,6 +50,10 @@ impl Default for ViewBuilder {
 }
 
 impl ViewBuilder {
+    pub fn with_capacity(rows: usize) -> Self {
+        ViewBuilder { views: Vec::with_capacity(rows), nulls: NullBufferBuilder::new(rows), ..Default::default() }
+    }
+
     /// The buffers the values of the batch now being decoded may point into.
     pub fn set_input(&mut self, buffers: &[Buffer]) {
         self.input = buffers.iter().map(|b| InputBuffer { buffer: b.clone(), block: None }).collect();
