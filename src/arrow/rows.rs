@@ -219,6 +219,16 @@ impl<'a> Images<'a> {
                 if !e.kind.is_row() {
                     return Ok(());
                 }
+                // A handle-key-only or claim-check row holds its key columns alone: where the
+                // schema names no key, they are the columns it has values for (else re-encoding
+                // it, again as such a row, would drop them).
+                let carried: Vec<String>;
+                let keys = if keys.is_empty() && (e.handle_key_only || e.claim_check.is_some()) {
+                    carried = columns.iter().filter(|c| c.array.is_valid(row)).map(|c| c.name.to_string()).collect();
+                    &carried
+                } else {
+                    keys
+                };
                 let start = out.keys.len();
                 out.keys.extend(keys.iter().map(|k| Cow::Owned(k.clone())));
                 e.keys = start..out.keys.len();
@@ -424,8 +434,8 @@ fn typed_value<'a>(c: &TypedColumn<'a>, row: usize, zone: ServerZone) -> Result<
             write!(text, "{}", date.format("%Y-%m-%d")).expect("write to String");
             Value::Text(Cow::Owned(text))
         }
-        DataType::Timestamp(unit, tz) => {
-            let micros = to_micros(array, *unit, row);
+        DataType::Timestamp(_, tz) => {
+            let micros = to_micros(array, row)?;
             let local = match (tz, zone) {
                 (None, _) | (Some(_), ServerZone::Utc) => micros,
                 (Some(_), ServerZone::Named(tz)) => {
@@ -436,8 +446,8 @@ fn typed_value<'a>(c: &TypedColumn<'a>, row: usize, zone: ServerZone) -> Result<
             write_datetime(&mut text, local, c.desc.length)?;
             Value::Text(Cow::Owned(text))
         }
-        DataType::Duration(unit) => {
-            write_time(&mut text, to_micros(array, *unit, row), c.desc.length);
+        DataType::Duration(_) => {
+            write_time(&mut text, to_micros(array, row)?, c.desc.length);
             Value::Text(Cow::Owned(text))
         }
         DataType::Utf8 => enum_value(c, array.as_string::<i32>().value(row))?,
@@ -500,17 +510,25 @@ fn enum_value<'a>(c: &TypedColumn<'a>, s: &'a str) -> Result<Value<'a>, String> 
     }
 }
 
-fn to_micros(array: &dyn Array, unit: TimeUnit, row: usize) -> i64 {
-    let (v, per_second) = match unit {
-        TimeUnit::Second => (array.as_primitive::<TimestampSecondType>().value(row), 1),
-        TimeUnit::Millisecond => (array.as_primitive::<TimestampMillisecondType>().value(row), 1_000),
-        TimeUnit::Microsecond => (array.as_primitive::<TimestampMicrosecondType>().value(row), 1_000_000),
-        TimeUnit::Nanosecond => (array.as_primitive::<TimestampNanosecondType>().value(row), 1_000_000_000),
+/// A timestamp or duration value in microseconds, whatever its unit.
+fn to_micros(array: &dyn Array, row: usize) -> Result<i64, String> {
+    use DataType as D;
+    use TimeUnit as U;
+    let (v, per_second) = match array.data_type() {
+        D::Timestamp(U::Second, _) => (array.as_primitive::<TimestampSecondType>().value(row), 1),
+        D::Timestamp(U::Millisecond, _) => (array.as_primitive::<TimestampMillisecondType>().value(row), 1_000),
+        D::Timestamp(U::Microsecond, _) => (array.as_primitive::<TimestampMicrosecondType>().value(row), 1_000_000),
+        D::Timestamp(U::Nanosecond, _) => (array.as_primitive::<TimestampNanosecondType>().value(row), 1_000_000_000),
+        D::Duration(U::Second) => (array.as_primitive::<DurationSecondType>().value(row), 1),
+        D::Duration(U::Millisecond) => (array.as_primitive::<DurationMillisecondType>().value(row), 1_000),
+        D::Duration(U::Microsecond) => (array.as_primitive::<DurationMicrosecondType>().value(row), 1_000_000),
+        D::Duration(U::Nanosecond) => (array.as_primitive::<DurationNanosecondType>().value(row), 1_000_000_000),
+        other => return Err(format!("cannot read Arrow {other} as a time")),
     };
-    match per_second {
+    Ok(match per_second {
         1_000_000_000 => v.div_euclid(1_000),
         p => v.saturating_mul(1_000_000 / p),
-    }
+    })
 }
 
 fn write_decimal(out: &mut String, v: i128, scale: i8) {
