@@ -3,8 +3,9 @@
 //! message into an ERROR row instead of an error. Whatever decodes is then encoded with every
 //! protocol's encoder (which may refuse a value, but not panic) and decoded again.
 //!
-//! Input: one byte choosing the protocol (or detection) and the compression, then messages,
-//! each a u16 key length (0xffff: no key), a u16 value length and the bytes.
+//! Input: one byte choosing the protocol (or detection), the compression, view columns in the
+//! typed layout and the server time zone, then messages, each a u16 key length (0xffff: no key),
+//! a u16 value length and the bytes.
 #![no_main]
 
 use std::sync::Arc;
@@ -60,6 +61,8 @@ fuzz_target!(|data: &[u8]| {
         i => Some(Protocol::ALL[i as usize]),
     };
     let compression = [Compression::None, Compression::Snappy, Compression::Lz4][(choice / 6 % 3) as usize];
+    let views = choice / 18 % 2 == 1;
+    let timezone = if choice / 36 % 2 == 1 { "Asia/Shanghai" } else { "UTC" }.to_string();
     let (keys, values) = messages(rest);
     let schema = Arc::new(Schema::new(vec![
         Field::new("key", DataType::Binary, true),
@@ -72,7 +75,7 @@ fuzz_target!(|data: &[u8]| {
     let half = batch.num_rows() / 2;
     let batches = [batch.slice(0, half), batch.slice(half, batch.num_rows() - half)];
 
-    let base = DecodeOptions { protocol, compression, on_error: OnError::Collect, ..Default::default() };
+    let base = DecodeOptions { protocol, compression, timezone, on_error: OnError::Collect, ..Default::default() };
     let envelope = decode_all(base.clone(), &batches);
     reencode_all(&envelope);
 
@@ -89,7 +92,12 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let Ok(inferred) = infer_schema(&batches, protocol, &table, compression, "value", "key") else { return };
-    let layout = LayoutOptions::Typed { table, columns: inferred.fields().clone() };
+    let columns = inferred.fields().iter().map(|f| match f.data_type() {
+        DataType::Utf8 if views => Arc::new(f.as_ref().clone().with_data_type(DataType::Utf8View)),
+        DataType::Binary if views => Arc::new(f.as_ref().clone().with_data_type(DataType::BinaryView)),
+        _ => f.clone(),
+    });
+    let layout = LayoutOptions::Typed { table, columns: columns.collect() };
     let typed = decode_all(DecodeOptions { layout, ..base }, &batches);
     reencode_all(&typed);
 });
