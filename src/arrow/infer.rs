@@ -149,6 +149,8 @@ pub fn infer_schema(
     let mut seen: Vec<Seen> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
     let mut keys: Option<Vec<String>> = None;
+    // The keys a handle-key-only event names, used when no complete event names any.
+    let mut handle_keys: Option<Vec<String>> = None;
     // A CREATE TABLE of the table in the sample, with the later DDL applied, says more than rows.
     let mut definition = None;
     let mut codecs = Vec::new();
@@ -191,8 +193,11 @@ pub fn infer_schema(
                 if e.schema.as_deref() != Some(table.schema.as_str()) || e.table.as_deref() != Some(table.table.as_str()) {
                     continue;
                 }
+                let named = || Some(events.keys(e).iter().map(|k| k.to_string()).collect::<Vec<_>>());
                 if keys.is_none() && !e.handle_key_only {
-                    keys = Some(events.keys(e).iter().map(|k| k.to_string()).collect());
+                    keys = named();
+                } else if handle_keys.is_none() && e.handle_key_only && !e.keys.is_empty() {
+                    handle_keys = named();
                 }
                 for c in events.after(e).iter().chain(events.before(e)) {
                     let at = *by_name.entry(c.name.to_string()).or_insert_with(|| {
@@ -231,7 +236,7 @@ pub fn infer_schema(
         })
         .collect();
     let mut metadata = HashMap::from([("table".to_string(), format!("{}.{}", table.schema, table.table))]);
-    if let Some(keys) = keys {
+    if let Some(keys) = keys.or(handle_keys) {
         let quoted: Vec<String> = keys.iter().map(|k| format!("{k:?}")).collect();
         metadata.insert(PRIMARY_KEY_KEY.to_string(), format!("[{}]", quoted.join(",")));
     }

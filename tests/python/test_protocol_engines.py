@@ -286,3 +286,21 @@ def test_temporal_columns_survive_every_encoder(protocol):
     rows = lambda b: [{k: r[k] for k in columns} for r in b.to_pylist() if r["_op"] != "BOOTSTRAP"]
     assert rows(again) == rows(reference)
     assert len(rows(reference)) == 3
+
+
+def test_handle_key_only_rows_keep_their_key_through_inference_and_re_encoding():
+    message = json.dumps({
+        "id": 0, "database": "shop", "table": "orders", "pkNames": ["id"], "isDdl": False, "type": "INSERT",
+        "es": 1, "ts": 0, "sql": "", "sqlType": {"id": 4}, "mysqlType": {"id": "int"}, "old": None,
+        "data": [{"id": "5"}], "_tidb": {"commitTs": TSO, "onlyHandleKey": True},
+    }).encode()
+    stream = pa.record_batch({"value": pa.array([message], pa.binary())})
+    schema = ticdc_rs.infer_schema([stream], "canal-json", "shop.orders")
+    assert json.loads(schema.metadata[b"primary_key"]) == ["id"]
+    typed = dict(layout="typed", table="shop.orders", schema=schema)
+    decoded = ticdc_rs.Decoder("canal-json", **typed).decode(stream)
+    for declared in (schema, schema.remove_metadata()):
+        source = decoded.replace_schema_metadata(declared.metadata)
+        encoded = ticdc_rs.Encoder("canal-json", enable_tidb_extension=True).encode(source)
+        again = ticdc_rs.Decoder("canal-json", **typed).decode(encoded).to_pylist()
+        assert [(r["_op"], r["id"], r["_handle_key_only"]) for r in again] == [("INSERT", 5, True)]
