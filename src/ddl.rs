@@ -496,7 +496,9 @@ fn index_columns(columns: &[IndexColumn]) -> Vec<String> {
 
 /// Takes the TiDB-only words out of one element: `AUTO_RANDOM[(n[, m])]`, `CLUSTERED`,
 /// `NONCLUSTERED`, the `<FLOAT>` of `VECTOR<FLOAT>`, `CHARSET` (spelt `CHARACTER SET`), and
-/// `ZEROFILL` (kept as `UNSIGNED`, which it implies; reported separately).
+/// `ZEROFILL` (kept as `UNSIGNED`, which it implies; reported separately). MySQL type spellings
+/// sqlparser does not know are spelt its way: `NATIONAL VARCHAR` as `VARCHAR`, `LONG [VARCHAR]`
+/// as `MEDIUMTEXT`, `LONG VARBINARY` as `MEDIUMBLOB`.
 fn clean(tokens: &[Token]) -> (String, bool) {
     let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
     let mut zerofill = false;
@@ -511,7 +513,14 @@ fn clean(tokens: &[Token]) -> (String, bool) {
                 }
                 i += 1;
             }
-        } else if is_word(t, "CLUSTERED") || is_word(t, "NONCLUSTERED") {
+        } else if is_word(t, "CLUSTERED") || is_word(t, "NONCLUSTERED") || (i >= 2 && is_word(t, "NATIONAL")) {
+        } else if i == 2 && is_word(t, "LONG") {
+            let next = tokens.get(i);
+            let blob = next.is_some_and(|n| is_word(n, "VARBINARY"));
+            if blob || next.is_some_and(|n| is_word(n, "VARCHAR")) {
+                i += 1;
+            }
+            out.push(Token::make_keyword(if blob { "MEDIUMBLOB" } else { "MEDIUMTEXT" }));
         } else if is_word(t, "ZEROFILL") {
             zerofill = true;
             if !out.last().is_some_and(|p| is_word(p, "UNSIGNED")) {
@@ -584,6 +593,13 @@ fn from_column_def(column: &ColumnDef, zerofill: bool) -> (ColumnDefinition, Key
             _ => {}
         }
     }
+    // SERIAL is BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE.
+    if column.data_type.to_string().eq_ignore_ascii_case("serial") {
+        nullable = false;
+        if role == KeyRole::None {
+            role = KeyRole::Unique;
+        }
+    }
     let text = type_text(&column.data_type, binary_charset, zerofill);
     (ColumnDefinition::new(column.name.value.clone(), text, nullable), role)
 }
@@ -633,6 +649,7 @@ fn type_text(data_type: &DataType, binary_charset: bool, zerofill: bool) -> Stri
         ("character" | "nchar", _) => ("char", rest.to_string()),
         ("nvarchar", _) => ("varchar", rest.to_string()),
         ("serial", _) => ("bigint", " unsigned".to_string()),
+        ("bit", r) if !r.starts_with('(') => ("bit", format!("(1){r}")),
         ("point" | "linestring" | "polygon" | "multipoint" | "multilinestring" | "multipolygon" | "geometrycollection", _) => {
             ("geometry", String::new())
         }

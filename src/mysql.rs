@@ -120,14 +120,14 @@ impl MySqlType {
             name
         };
         match name {
-            "tinyint" | "bool" | "boolean" => (TinyInt, false),
-            "smallint" => (SmallInt, false),
-            "mediumint" => (MediumInt, false),
-            "int" | "integer" => (Int, false),
-            "bigint" => (BigInt, false),
-            "float" => (Float, false),
-            "double" | "real" => (Double, false),
-            "decimal" | "numeric" => (Decimal, false),
+            "tinyint" | "bool" | "boolean" | "int1" => (TinyInt, false),
+            "smallint" | "int2" => (SmallInt, false),
+            "mediumint" | "int3" | "middleint" => (MediumInt, false),
+            "int" | "integer" | "int4" => (Int, false),
+            "bigint" | "int8" | "serial" => (BigInt, false),
+            "float" | "float4" => (Float, false),
+            "double" | "real" | "float8" => (Double, false),
+            "decimal" | "numeric" | "dec" | "fixed" => (Decimal, false),
             "date" => (Date, false),
             "datetime" => (DateTime, false),
             "timestamp" => (Timestamp, false),
@@ -137,8 +137,10 @@ impl MySqlType {
             "json" => (Json, false),
             "enum" => (Enum, false),
             "set" => (Set, false),
-            "char" => (Char, false),
-            "varchar" | "var_string" => (VarChar, false),
+            "char" | "character" | "nchar" => (Char, false),
+            "varchar" | "var_string" | "nvarchar" => (VarChar, false),
+            // MySQL's LONG and LONG VARCHAR are MEDIUMTEXT.
+            "long" => (MediumText, false),
             "tinytext" => (TinyText, false),
             "text" => (Text, false),
             "mediumtext" => (MediumText, false),
@@ -247,7 +249,14 @@ impl TypeDescription {
             rest = &rest[close..];
         }
         let rest = rest.to_ascii_lowercase();
-        let unsigned = rest.contains("unsigned") || rest.contains("zerofill");
+        // SERIAL is BIGINT UNSIGNED; CHARACTER VARYING is VARCHAR; LONG VARBINARY is MEDIUMBLOB.
+        let serial = text[..name_end].eq_ignore_ascii_case("serial");
+        let unsigned = serial || rest.contains("unsigned") || rest.contains("zerofill");
+        let (base, binary) = match base {
+            MySqlType::Char if rest.trim_start().starts_with("varying") => (MySqlType::VarChar, binary),
+            MySqlType::MediumText if rest.trim_start().starts_with("varbinary") => (base, true),
+            _ => (base, binary),
+        };
         TypeDescription { base, binary, unsigned, length, scale, members }
     }
 }
@@ -569,6 +578,25 @@ mod tests {
         let t = TypeDescription::parse("varbinary(255)");
         assert!(t.binary && t.base == MySqlType::VarChar);
         assert!(TypeDescription::parse("tinyint unsigned").unsigned);
+    }
+
+    #[test]
+    fn type_aliases_mysql_accepts() {
+        let base = |text: &str| {
+            let t = TypeDescription::parse(text);
+            (t.base, t.binary, t.unsigned)
+        };
+        assert_eq!(base("FIXED(10,2)"), (MySqlType::Decimal, false, false));
+        assert_eq!(base("DEC(10,2)"), (MySqlType::Decimal, false, false));
+        assert_eq!(base("INT4"), (MySqlType::Int, false, false));
+        assert_eq!(base("MIDDLEINT"), (MySqlType::MediumInt, false, false));
+        assert_eq!(base("SERIAL"), (MySqlType::BigInt, false, true));
+        assert_eq!(base("FLOAT8"), (MySqlType::Double, false, false));
+        assert_eq!(base("character varying(5)"), (MySqlType::VarChar, false, false));
+        assert_eq!(base("NCHAR(2)"), (MySqlType::Char, false, false));
+        assert_eq!(base("long varchar"), (MySqlType::MediumText, false, false));
+        assert_eq!(base("LONG VARBINARY"), (MySqlType::MediumText, true, false));
+        assert_eq!(TypeDescription::parse("fixed(10,2)").scale, Some(2));
     }
 
     #[test]

@@ -112,6 +112,37 @@ fn tidb_show_create_table() {
     assert_eq!(schema.field_with_name("state").unwrap().metadata()["mysql_type"], "enum('new','paid','it''s done','a,b')");
 }
 
+/// MySQL spellings that Canal passes through from the user's own DDL.
+#[test]
+fn mysql_only_type_spellings() {
+    let def = parse_create_table(
+        "create table t (id serial, a BIT, b long varchar, c LONG, d long varbinary, e national varchar(10), \
+         f national char(2), g fixed(8,2), h middleint, national int)",
+    )
+    .unwrap();
+    assert_eq!(
+        types(&def),
+        [
+            ("id", "bigint unsigned", false),
+            ("a", "bit(1)", true),
+            ("b", "mediumtext", true),
+            ("c", "mediumtext", true),
+            ("d", "mediumblob", true),
+            ("e", "varchar(10)", true),
+            ("f", "char(2)", true),
+            ("g", "decimal(8,2)", true),
+            ("h", "mediumint", true),
+            ("national", "int", true),
+        ]
+    );
+    let schema = def.arrow_schema();
+    let ty = |name: &str| schema.field_with_name(name).unwrap().data_type().clone();
+    assert_eq!(ty("a"), DataType::Int64, "a bare BIT is BIT(1)");
+    assert_eq!(ty("d"), DataType::Binary);
+    assert_eq!(ty("g"), DataType::Decimal128(8, 2));
+    assert_eq!(def.primary_key, ["id"], "SERIAL is NOT NULL UNIQUE, so the handle when no primary key is declared");
+}
+
 #[test]
 fn primary_keys() {
     let pk = |sql: &str| parse_create_table(sql).unwrap().primary_key;

@@ -12,6 +12,7 @@ use base64::Engine;
 use super::Layout;
 use crate::error::FaultResult;
 use crate::event::{Column, ColumnType, MessageEvents, Value};
+use crate::mysql::MySqlType;
 
 fn map_type() -> DataType {
     map_of(DataType::Utf8)
@@ -80,7 +81,8 @@ impl Layout for EnvelopeLayout {
             self.append_image(event.before.is_some(), before, false);
             let described = if after.is_empty() { before } else { after };
             if event.kind.is_row() {
-                for c in described {
+                // A column whose message gave no type (Canal-JSON from Flink) has no entry.
+                for c in described.iter().filter(|c| c.ty.base != MySqlType::Unknown || c.ty.text.is_some()) {
                     self.types.keys().append_value(&c.name);
                     write_type(&mut self.text, &c.ty);
                     self.types.values().append_value(&self.text);
@@ -201,14 +203,20 @@ fn write_value(out: &mut String, value: &Value<'_>) -> bool {
     true
 }
 
-/// The type as the message carried it, else TiCDC's name with `unsigned`.
+/// The type as the message carried it, else TiCDC's name with `unsigned` for the numeric types
+/// that can be (Open and Craft flag YEAR and BIT unsigned too, which MySQL never spells).
 fn write_type(out: &mut String, ty: &ColumnType<'_>) {
+    use crate::mysql::MySqlType as T;
     out.clear();
     match &ty.text {
         Some(text) => out.push_str(text),
         None => {
             out.push_str(ty.base.name(ty.binary));
-            if ty.unsigned {
+            let numeric = matches!(
+                ty.base,
+                T::TinyInt | T::SmallInt | T::MediumInt | T::Int | T::BigInt | T::Float | T::Double | T::Decimal
+            );
+            if ty.unsigned && numeric {
                 out.push_str(" unsigned");
             }
         }

@@ -154,6 +154,8 @@ pub fn infer_schema(
     // A CREATE TABLE of the table in the sample, with the later DDL applied, says more than rows.
     let mut definition = None;
     let mut codecs = Vec::new();
+    // Why the first message that failed did: named when no row of the table could be read.
+    let mut first_failure: Option<DecodeError> = None;
     for batch in batches {
         let values = batch
             .column_by_name(value_column)
@@ -179,7 +181,8 @@ pub fn infer_schema(
             }
             let codec = &mut codecs.iter_mut().find(|(p, _)| *p == proto).expect("just added").1;
             let mut events = MessageEvents::default();
-            if codec.decode(key, value, &mut events).is_err() {
+            if let Err(fault) = codec.decode(key, value, &mut events) {
+                first_failure.get_or_insert_with(|| DecodeError::from_fault(proto.name(), i, fault));
                 continue;
             }
             for e in events.events.iter().filter(|e| e.kind == crate::event::EventKind::Ddl) {
@@ -224,14 +227,15 @@ pub fn infer_schema(
         return Ok(definition.arrow_schema());
     }
     if seen.is_empty() {
-        return Err(DecodeError::usage(name, format!("no row of {}.{} in the sample", table.schema, table.table)));
+        let failed = first_failure.map(|e| format!(" (messages failed to decode; the first: {e})")).unwrap_or_default();
+        return Err(DecodeError::usage(name, format!("no row of {}.{} in the sample{failed}", table.schema, table.table)));
     }
     let fields: Vec<Field> = seen
         .iter()
         .map(|s| {
             let data_type = s.types.iter().map(|(desc, _)| arrow_type(desc, s.scale)).reduce(widen).unwrap_or(DataType::Utf8);
-            let text = s.types.last().map(|(_, t)| t.clone()).unwrap_or_default();
-            let metadata = HashMap::from([(MYSQL_TYPE_KEY.to_string(), text)]);
+            let text = s.types.last().map(|(_, t)| t.clone()).filter(|t| !t.is_empty() && t != "unknown");
+            let metadata = text.map(|t| HashMap::from([(MYSQL_TYPE_KEY.to_string(), t)])).unwrap_or_default();
             Field::new(&s.name, data_type, true).with_metadata(metadata)
         })
         .collect();

@@ -302,29 +302,30 @@ fn append_value(
         Fault::new(column.at, format!("column {}: {what} does not fit {}", column.name, spec.field.data_type()))
     };
     let value = &column.value;
+    let bad = || fail(&describe(value));
     if value.is_null() {
         builder.append_null();
         return Ok(());
     }
     let text = || match value {
         Value::Text(t) => Ok(t.as_bytes()),
-        _ => Err(fail("value")),
+        _ => Err(bad()),
     };
     macro_rules! int {
         ($b:ident, $t:ty) => {{
-            let v = integer(value).ok_or_else(|| fail("value"))?;
+            let v = integer(value).ok_or_else(bad)?;
             $b.append_value(<$t>::try_from(v).map_err(|_| fail(&format!("value {v}")))?)
         }};
     }
     let zero_date = |stats: &mut TypedStats| stats.zero_dates += 1;
     match builder {
-        B::Bool(b) => b.append_value(integer(value).ok_or_else(|| fail("value"))? != 0),
+        B::Bool(b) => b.append_value(integer(value).ok_or_else(bad)? != 0),
         B::Int8(b) => int!(b, i8),
         B::Int16(b) => int!(b, i16),
         B::Int32(b) => int!(b, i32),
         B::Int64(b) => int!(b, i64),
         B::Decimal(b) => {
-            let Target::Decimal { precision, scale } = spec.target else { return Err(fail("value")) };
+            let Target::Decimal { precision, scale } = spec.target else { return Err(bad()) };
             let v = match value {
                 Value::Text(t) => mysql::parse_decimal_i128(t.as_bytes(), scale as u32),
                 Value::Int(_) | Value::UInt(_) => {
@@ -332,14 +333,14 @@ fn append_value(
                 }
                 _ => None,
             }
-            .ok_or_else(|| fail("value"))?;
+            .ok_or_else(bad)?;
             if v.unsigned_abs() >= POW10[precision as usize] {
-                return Err(fail("value"));
+                return Err(bad());
             }
             b.append_value(v)
         }
-        B::Float32(b) => b.append_value(float(value).ok_or_else(|| fail("value"))? as f32),
-        B::Float64(b) => b.append_value(float(value).ok_or_else(|| fail("value"))?),
+        B::Float32(b) => b.append_value(float(value).ok_or_else(bad)? as f32),
+        B::Float64(b) => b.append_value(float(value).ok_or_else(bad)?),
         B::Date(b) => match mysql::parse_date(text()?) {
             Some(Some(d)) => b.append_value(mysql::days_from_civil(d.year, d.month, d.day) as i32),
             Some(None) => {
@@ -365,11 +366,11 @@ fn append_value(
         }
         B::TextView(b) => b.append(text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(column))?.as_bytes()),
         B::Binary(b) => {
-            let bytes = bytes_of(value).ok_or_else(|| fail("value"))?;
+            let bytes = bytes_of(value).ok_or_else(bad)?;
             super::ensure_room(spec.field.name(), b.values_slice().len(), bytes.len())?;
             b.append_value(bytes)
         }
-        B::BinaryView(b) => b.append(bytes_of(value).ok_or_else(|| fail("value"))?),
+        B::BinaryView(b) => b.append(bytes_of(value).ok_or_else(bad)?),
         B::Vector(b) => {
             scratch.floats.clear();
             mysql::parse_vector(text()?, &mut scratch.floats).ok_or_else(|| fail("vector"))?;
@@ -378,6 +379,22 @@ fn append_value(
         }
     }
     Ok(())
+}
+
+/// A value as an error names it: `value "abc"` (cut short), `value 300`, `bytes`.
+fn describe(value: &Value<'_>) -> String {
+    match value {
+        Value::Text(t) => match t.char_indices().nth(40) {
+            Some((cut, _)) => format!("value {:?}...", &t[..cut]),
+            None => format!("value {t:?}"),
+        },
+        Value::Int(v) => format!("value {v}"),
+        Value::UInt(v) => format!("value {v}"),
+        Value::Float32(v) => format!("value {v}"),
+        Value::Float64(v) => format!("value {v}"),
+        Value::Bytes(b) => format!("a {}-byte binary value", b.len()),
+        Value::Null => "null".into(),
+    }
 }
 
 fn not_text(column: &Column<'_>) -> Fault {

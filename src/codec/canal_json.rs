@@ -228,7 +228,8 @@ impl CanalJsonCodec {
             return Ok(());
         }
         let kind = match kind_text {
-            "INSERT" => EventKind::Insert,
+            // INIT: Canal's initial-load rows (canal-adapter, Flink), inserts of the snapshot.
+            "INSERT" | "INIT" => EventKind::Insert,
             "UPDATE" => EventKind::Update,
             "DELETE" => EventKind::Delete,
             other => return Err(Fault::new(at, format!("unknown message type {other:?}"))),
@@ -327,8 +328,11 @@ fn read_rows<'a>(
         while let Some(name) = cur.next_key(&mut first)? {
             let position = out.columns.len() - start;
             let name_at = cur.offset();
-            let ty = lookup_type(types, &name, position)
-                .ok_or_else(|| Fault::new(name_at, format!("mysql type does not found, column: {name}")))?;
+            let ty = match lookup_type(types, &name, position) {
+                Some(ty) => ty,
+                None if types.is_empty() => &UNTYPED,
+                None => return Err(Fault::new(name_at, format!("mysql type does not found, column: {name}"))),
+            };
             let at = cur.offset();
             let column = out.push_column();
             column.name = name;
@@ -340,6 +344,12 @@ fn read_rows<'a>(
     }
     Ok(true)
 }
+
+/// The type of every column of a message that carries no `mysqlType` at all. TiCDC and Canal
+/// always write one (and a column missing from it fails the message, as in Go); Flink's and
+/// Flink CDC's Canal-JSON writers never do, and their values are read as text.
+static UNTYPED: ColumnType<'static> =
+    ColumnType { base: MySqlType::Unknown, unsigned: false, binary: false, text: None, flags: None };
 
 /// Types and data usually list columns in the same order: try the same position first.
 fn lookup_type<'t, 'a>(

@@ -92,3 +92,62 @@ def test_rows_after_a_ddl_in_the_same_message_keep_their_values():
     out = dec.decode(pa.record_batch({"value": pa.array([value], pa.binary())})).to_pylist()
     assert [(r["_op"], r["id"], r["v"]) for r in out] == [
         ("INSERT", 1, 10), ("DDL", None, None), ("INSERT", 2, 20), ("WATERMARK", None, None), ("INSERT", 3, 30)]
+
+
+# Flink's and Flink CDC's Canal-JSON writers: no `isDdl`, no `mysqlType`, no `_tidb`.
+FLINK_CDC = [
+    {"old": None, "data": [{"col1": "1", "col2": "1"}], "type": "INSERT", "database": "db", "table": "t", "pkNames": ["col1"]},
+    {"old": [{"col1": "1", "col2": "1"}], "data": [{"col1": "1", "col2": "x"}], "type": "UPDATE", "database": "db", "table": "t",
+     "pkNames": ["col1"]},
+    {"old": None, "data": [{"col1": "2", "col2": "2"}], "type": "DELETE", "database": "db", "table": "t", "pkNames": ["col1"]},
+    # Canal's initial-load rows, as canal-adapter and Flink write them.
+    {"data": [{"col1": "3", "col2": "3"}], "type": "INIT", "database": "db", "table": "t", "pkNames": ["col1"]},
+]
+
+
+def test_canal_json_without_isddl_or_types_is_detected_and_read_as_text():
+    out = pa.Table.from_batches(list(ticdc_rs.decode(iter([batch(*FLINK_CDC)])))).to_pylist()
+    assert [r["_op"] for r in out] == ["INSERT", "UPDATE", "DELETE", "INSERT"]
+    assert [dict(r["_after"] or []) for r in out] == [{"col1": "1", "col2": "1"}, {"col1": "1", "col2": "x"}, {},
+                                                      {"col1": "3", "col2": "3"}]
+    assert dict(out[1]["_before"]) == {"col1": "1", "col2": "1"}
+    assert dict(out[2]["_before"]) == {"col1": "2", "col2": "2"}
+    assert all(r["_types"] == [] for r in out), "no type is made up for a column the message did not type"
+    assert all(r["_keys"] == ["col1"] for r in out)
+
+    inferred = ticdc_rs.infer_schema(batch(*FLINK_CDC), "canal-json", "db.t")
+    assert inferred.types == [pa.string(), pa.string()]
+    assert all(not (f.metadata or {}) for f in inferred)
+    declared = pa.schema([pa.field("col1", pa.int32()), pa.field("col2", pa.string())])
+    typed = ticdc_rs.Decoder("canal-json", layout="typed", table="db.t", schema=declared).decode(batch(*FLINK_CDC))
+    assert typed.column("col1").to_pylist() == [1, 1, 2, 3]
+    assert typed.column("_before").to_pylist()[1] == {"col1": 1, "col2": "1"}
+
+
+def test_a_column_missing_from_a_present_mysql_type_still_fails_as_in_tidb():
+    message = canal("INSERT", [{"id": "1", "v": "2"}], {"id": "INT"})
+    row = ticdc_rs.Decoder("canal-json", on_error="collect").decode(batch(message)).to_pylist()[0]
+    assert row["_op"] == "ERROR" and "mysql type does not found, column: v" in row["_error"]
+
+
+def test_simple_json_is_detected_whatever_its_key_order():
+    watermark = {"type": "WATERMARK", "commitTs": 449543017000000010, "buildTs": 1, "version": 1}
+    out = pa.Table.from_batches(list(ticdc_rs.decode(iter([batch(watermark)])))).to_pylist()
+    assert [(r["_op"], r["_commit_ts"]) for r in out] == [("WATERMARK", 449543017000000010)]
+
+
+def test_errors_name_the_value_and_inference_says_why_nothing_was_read():
+    message = canal("INSERT", [{"id": "1", "v": "a"}], {"id": "INT", "v": "INT"})
+    schema = pa.schema([pa.field("id", pa.int32()), pa.field("v", pa.int32())])
+    row = ticdc_rs.Decoder("canal-json", layout="typed", table="db.t", schema=schema,
+                           on_error="collect").decode(batch(message)).to_pylist()[0]
+    assert 'column v: value "a" does not fit int32' in row["_error"].lower()
+    numbers = {"data": [{"id": 1}], "database": "db", "table": "t", "isDdl": False, "type": "INSERT",
+               "mysqlType": {"id": "int"}, "old": None, "pkNames": ["id"]}
+    numbers["data"] = [{"id": True}]
+    try:
+        ticdc_rs.infer_schema(batch(numbers), "canal-json", "db.t")
+    except ticdc_rs.DecodeError as e:
+        assert "no row of db.t" in str(e) and "column value must be a string or null" in str(e)
+    else:
+        raise AssertionError("inference of a sample with no readable row must fail")

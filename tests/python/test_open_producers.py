@@ -94,3 +94,14 @@ def test_the_same_batch_in_the_typed_layout():
     assert typed.column("raw").to_pylist()[0] == b"\x00\xff" + "测试".encode()
     assert typed.column("amount").to_pylist()[7] == decimal.Decimal("7.07")
     assert typed.column("_before").to_pylist()[1]["name"] == "旧的"
+
+
+def test_types_are_spelt_as_mysql_does_though_the_flags_say_unsigned():
+    # tiflow flags YEAR and BIT columns unsigned (0x80); MySQL spells neither `unsigned`.
+    columns = {"b": {"t": 16, "f": 193, "v": 5}, "id": {"t": 3, "h": True, "f": 139, "v": 1},
+               "u": {"t": 3, "f": 193, "v": 7}, "y": {"t": 13, "f": 193, "v": 2024}}
+    key, value = frame([{"ts": 440000000000000000, "scm": "db", "tbl": "t", "t": 1}], [{"u": columns}])
+    batch = pa.record_batch({"key": pa.array([key], pa.binary()), "value": pa.array([value], pa.binary())})
+    row = ticdc_rs.Decoder("open").decode(batch).to_pylist()[0]
+    assert dict(row["_types"]) == {"b": "bit", "id": "int unsigned", "u": "int unsigned", "y": "year"}
+    assert dict(row["_after"]) == {"b": "5", "id": "1", "u": "7", "y": "2024"}
