@@ -178,29 +178,30 @@ impl EnvelopeLayout {
         let map = if after { &mut self.after } else { &mut self.before };
         for c in columns {
             map.keys().append_value(&c.name);
-            if write_value(&mut self.text, &c.value) {
-                map.values().append_value(&self.text);
-            } else {
-                map.values().append_null();
+            let values = map.values();
+            match &c.value {
+                Value::Null => values.append_null(),
+                Value::Text(t) => values.append_value(t),
+                other => values.append_value(value_text(&mut self.text, other)),
             }
         }
         map.append(present).expect("keys and values appended in pairs");
     }
 }
 
-/// MySQL's text form of a value (base64 for bytes); false for NULL.
-fn write_value(out: &mut String, value: &Value<'_>) -> bool {
+/// MySQL's text form of a value that is not text already (base64 for bytes), made in `out`.
+fn value_text<'o>(out: &'o mut String, value: &Value<'_>) -> &'o str {
     out.clear();
     match value {
-        Value::Null => return false,
-        Value::Int(v) => write!(out, "{v}").unwrap(),
-        Value::UInt(v) => write!(out, "{v}").unwrap(),
+        Value::Null => {}
+        Value::Int(v) => out.push_str(itoa::Buffer::new().format(*v)),
+        Value::UInt(v) => out.push_str(itoa::Buffer::new().format(*v)),
         Value::Float32(v) => write!(out, "{v}").unwrap(),
         Value::Float64(v) => write!(out, "{v}").unwrap(),
         Value::Text(t) => out.push_str(t),
         Value::Bytes(b) => base64::engine::general_purpose::STANDARD.encode_string(b, out),
     }
-    true
+    out
 }
 
 /// The type as the message carried it, else TiCDC's name with `unsigned` for the numeric types

@@ -432,13 +432,12 @@ fn text_of<'v>(spec: &'v ColumnSpec, value: &'v Value<'_>, scratch: &'v mut Stri
     match value {
         Value::Text(t) => return Some(t),
         Value::Bytes(b) => return crate::utf8::check(b).ok(),
-        Value::Int(v) => write!(scratch, "{v}"),
-        Value::UInt(v) => write!(scratch, "{v}"),
-        Value::Float32(v) => write!(scratch, "{v}"),
-        Value::Float64(v) => write!(scratch, "{v}"),
+        Value::Int(v) => scratch.push_str(itoa::Buffer::new().format(*v)),
+        Value::UInt(v) => scratch.push_str(itoa::Buffer::new().format(*v)),
+        Value::Float32(v) => write!(scratch, "{v}").ok()?,
+        Value::Float64(v) => write!(scratch, "{v}").ok()?,
         Value::Null => return None,
     }
-    .ok()?;
     Some(scratch)
 }
 

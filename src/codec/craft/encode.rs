@@ -399,8 +399,8 @@ fn write_text(value: &Value<'_>, out: &mut Vec<u8>) {
     let _ = match value {
         Value::Text(t) => out.write_all(t.as_bytes()),
         Value::Bytes(b) => out.write_all(b),
-        Value::Int(v) => write!(out, "{v}"),
-        Value::UInt(v) => write!(out, "{v}"),
+        Value::Int(v) => out.write_all(itoa::Buffer::new().format(*v).as_bytes()),
+        Value::UInt(v) => out.write_all(itoa::Buffer::new().format(*v).as_bytes()),
         Value::Float32(v) => write!(out, "{v}"),
         Value::Float64(v) => write!(out, "{v}"),
         Value::Null => Ok(()),
