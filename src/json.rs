@@ -142,16 +142,46 @@ impl<'a> JsonCursor<'a> {
     }
 
     /// An unsigned 64-bit integer, exactly (TSOs exceed 2^53).
+    #[inline]
     pub fn u64(&mut self) -> FaultResult<u64> {
+        if let Some(v) = self.plain_integer() {
+            return Ok(v);
+        }
         let start = self.offset();
         let text = self.number_text()?;
         text.parse().map_err(|_| Fault::new(start, format!("expected an unsigned integer, found {text}")))
     }
 
+    #[inline]
     pub fn i64(&mut self) -> FaultResult<i64> {
+        if let Some(v) = self.plain_integer().and_then(|v| i64::try_from(v).ok()) {
+            return Ok(v);
+        }
         let start = self.offset();
         let text = self.number_text()?;
         text.parse().map_err(|_| Fault::new(start, format!("expected an integer, found {text}")))
+    }
+
+    /// A number token made of digits only whose value fits u64, read in one pass; None (and the
+    /// cursor unmoved) for anything else, which the callers read the general way. The column
+    /// type codes and flags of Open's every value are such numbers, and `str::parse` after a
+    /// scan for the token's end cost several times the digits.
+    #[inline]
+    fn plain_integer(&mut self) -> Option<u64> {
+        self.peek();
+        let b = self.bytes();
+        let mut v = 0u64;
+        let mut end = self.pos;
+        while let Some(d) = b.get(end).map(|c| c.wrapping_sub(b'0')).filter(|&d| d <= 9) {
+            v = v.checked_mul(10)?.checked_add(d as u64)?;
+            end += 1;
+        }
+        let continues = b.get(end).is_some_and(|c| matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'));
+        if end == self.pos || continues {
+            return None;
+        }
+        self.pos = end;
+        Some(v)
     }
 
     /// A string, borrowed when it has no escapes.
@@ -411,6 +441,26 @@ mod tests {
         assert!(JsonCursor::new(b"\"ab\\n12345678901234567890").unwrap().string().is_err());
         assert!(JsonCursor::new(b"\"ab\\").unwrap().string().is_err());
         assert!(JsonCursor::new(b"\"ab\\q\"").unwrap().string().is_err());
+    }
+
+    #[test]
+    fn integers_read_as_str_parse_reads_their_token() {
+        let cases = ["0", "7", "007", "18446744073709551615", "18446744073709551616", "9223372036854775807",
+            "9223372036854775808", "-1", "-9223372036854775808", "1.5", "1e3", "12-", "+5", "x", "", "42}", "42 ,"];
+        for text in cases {
+            let token: String = text.chars().take_while(|c| matches!(c, '0'..='9' | '-' | '+' | '.' | 'e' | 'E')).collect();
+            let rest = &text[token.len()..];
+            for (read, want) in [
+                (JsonCursor::new(text.as_bytes()).unwrap().u64().ok().map(|v| v.to_string()), token.parse::<u64>().ok().map(|v| v.to_string())),
+                (JsonCursor::new(text.as_bytes()).unwrap().i64().ok().map(|v| v.to_string()), token.parse::<i64>().ok().map(|v| v.to_string())),
+            ] {
+                assert_eq!(read, want, "{text:?}");
+            }
+            let mut c = JsonCursor::new(text.as_bytes()).unwrap();
+            if c.u64().is_ok() {
+                assert_eq!(&text[c.offset()..], rest, "{text:?}");
+            }
+        }
     }
 
     #[test]
