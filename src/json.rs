@@ -5,6 +5,11 @@
 //! as UTF-8 once, up front, so every string slice cut at a quote is valid `&str` and an
 //! escape-free string is returned borrowed. Every fault carries the byte offset it was found at.
 //! Nesting is skipped iteratively with a depth bound, so hostile input cannot exhaust the stack.
+//!
+//! The calls made per key and per value (`next_key`, `string`, `u64`/`i64`) are always inlined:
+//! left to the compiler they stayed calls, and their results (a `Result` of an `Option<Cow>`)
+//! went through memory at a cost above that of scanning a short key. Inlining them took 6% to
+//! 14% of the instructions out of the JSON protocols' decodes.
 
 use std::borrow::Cow;
 
@@ -142,7 +147,7 @@ impl<'a> JsonCursor<'a> {
     }
 
     /// An unsigned 64-bit integer, exactly (TSOs exceed 2^53).
-    #[inline]
+    #[inline(always)]
     pub fn u64(&mut self) -> FaultResult<u64> {
         if let Some(v) = self.plain_integer() {
             return Ok(v);
@@ -152,7 +157,7 @@ impl<'a> JsonCursor<'a> {
         text.parse().map_err(|_| Fault::new(start, format!("expected an unsigned integer, found {text}")))
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn i64(&mut self) -> FaultResult<i64> {
         if let Some(v) = self.plain_integer().and_then(|v| i64::try_from(v).ok()) {
             return Ok(v);
@@ -166,7 +171,7 @@ impl<'a> JsonCursor<'a> {
     /// cursor unmoved) for anything else, which the callers read the general way. The column
     /// type codes and flags of Open's every value are such numbers, and `str::parse` after a
     /// scan for the token's end cost several times the digits.
-    #[inline]
+    #[inline(always)]
     fn plain_integer(&mut self) -> Option<u64> {
         self.peek();
         let b = self.bytes();
@@ -185,7 +190,7 @@ impl<'a> JsonCursor<'a> {
     }
 
     /// A string, borrowed when it has no escapes.
-    #[inline]
+    #[inline(always)]
     pub fn string(&mut self) -> FaultResult<Cow<'a, str>> {
         if self.peek() != Some(b'"') {
             return Err(self.fault("expected a string"));
@@ -290,7 +295,7 @@ impl<'a> JsonCursor<'a> {
 
     /// The next key of the object being read (consuming its `:`), or None at its `}`.
     /// `first` tracks whether a separating comma is due.
-    #[inline]
+    #[inline(always)]
     pub fn next_key(&mut self, first: &mut bool) -> FaultResult<Option<Cow<'a, str>>> {
         match self.peek() {
             Some(b'}') => {

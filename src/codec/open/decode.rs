@@ -372,17 +372,12 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResul
                 _ => Ok(Value::Text(text)),
             }
         }
+        Some(b'-' | b'0'..=b'9') if ty.is_integer() && flags & flag::UNSIGNED != 0 => cur.u64().map(Value::UInt),
+        Some(b'-' | b'0'..=b'9') if ty.is_integer() => cur.i64().map(Value::Int),
         Some(b'-' | b'0'..=b'9') => {
             let text = cur.number_text()?;
             let bad = |what: &str| Fault::new(at, format!("{text} is not {what}"));
             match ty {
-                TinyInt | SmallInt | MediumInt | Int | BigInt | Year => {
-                    if flags & flag::UNSIGNED != 0 {
-                        text.parse().map(Value::UInt).map_err(|_| bad("an unsigned 64-bit integer"))
-                    } else {
-                        text.parse().map(Value::Int).map_err(|_| bad("a signed 64-bit integer"))
-                    }
-                }
                 // Go reads BIT with Int64 and reinterprets it; ENUM/SET are small indexes.
                 Bit | Enum | Set => text
                     .parse::<u64>()
