@@ -22,7 +22,8 @@ same typed columns; the Open Protocol corpus is also decoded by a plain Python l
 framing + json.loads + pyarrow), what users write today since no JSON reader understands the
 framing.
 
-Both Spark jobs are forced to completion with the `noop` sink. Spark is optional (--no-spark).
+Both Spark jobs are forced to completion with the `noop` sink. Spark is optional (--no-spark);
+--spark-overhead also times the parts of the mapInArrow job that are Spark's own.
 Every peer is checked against ticdc_rs: same row count, and the same values (in-memory peers:
 every column compared; Spark: a spot row plus column checksums).
 
@@ -36,12 +37,14 @@ back into bytes. Timestamps are read as UTC (the changefeed's time zone here).
 from __future__ import annotations
 
 import argparse
+import atexit
 import decimal
 import datetime
 import json
 import os
 import platform
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -534,6 +537,35 @@ def spark_noop(df) -> None:
     df.write.format("noop").mode("overwrite").save()
 
 
+def spark_overhead(spark, path: str, args) -> None:
+    """What the mapInArrow job costs before and after decoding: the Parquet scan alone, the
+    scan plus the hand-over of the `value` batches to the Python worker (returning one count per
+    batch), the decode with only a count returned, and the whole job. The difference between the
+    first three and the last is all that a faster decoder can remove."""
+    df = spark.read.parquet(path)
+    dec = ticdc_rs.Decoder("canal-json", layout="typed", table=TABLE, schema=TYPED_SCHEMA)
+
+    def counts(batches):
+        for b in batches:
+            yield pa.record_batch({"n": pa.array([b.num_rows], pa.int64())})
+
+    def decoded_counts(batches):
+        for b in batches:
+            yield pa.record_batch({"n": pa.array([dec.decode(b).num_rows], pa.int64())})
+
+    parts = [
+        ("parquet scan only", lambda: df),
+        ("+ batches to Python, counts back", lambda: df.mapInArrow(counts, "n long")),
+        ("+ decode, counts back", lambda: df.mapInArrow(decoded_counts, "n long")),
+        ("+ typed rows back (the whole job)", lambda: df.mapInArrow(dec, dec.schema)),
+    ]
+    print("  spark mapInArrow(ticdc_rs), part by part:", flush=True)
+    for name, make in parts:
+        job = make()
+        times, _ = time_runs(lambda: spark_noop(job), args.spark_reps, args.warmup)
+        print(f"    {name:<36} median {statistics.median(times):7.3f} s", flush=True)
+
+
 # --------------------------------------------------------------------------------------------
 # Checks
 
@@ -658,6 +690,8 @@ def main() -> int:
     ap.add_argument("--only", help="comma-separated peers: ticdc_rs,duckdb,polars,orjson,spark")
     ap.add_argument("--json", help="also write the results to this JSON file")
     ap.add_argument("--no-protocols", action="store_true", help="skip the open/craft/simple corpora")
+    ap.add_argument("--spark-overhead", action="store_true",
+                    help="also time the parts of the Spark mapInArrow job that are Spark's own")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else {"ticdc_rs", "duckdb", "polars", "orjson", "spark"}
     if args.no_spark:
@@ -679,6 +713,7 @@ def main() -> int:
     table = pa.table({"value": values})
     batches = table.to_batches(max_chunksize=args.batch_size)
     tmp = tempfile.mkdtemp(prefix="ticdc_peers_")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     ndjson_path = os.path.join(tmp, "messages.ndjson")
     with open(ndjson_path, "wb") as f:
         for chunk in values.chunks:
@@ -767,6 +802,8 @@ def main() -> int:
             checks[name] = {"checksums": sums, "spot": s, "ok": sums_ok and spot_ok}
             print(f"  {'':<28} rows {sums['rows']}, spot {'agrees' if spot_ok else f'DIFFERS {s}'}, "
                   f"checksums {'agree' if sums_ok else f'DIFFER {sums} vs {ref_sums}'}", flush=True)
+        if args.spark_overhead:
+            spark_overhead(spark, parquet_path, args)
         spark.stop()
 
     protocol_results = []
