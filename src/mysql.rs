@@ -337,13 +337,6 @@ fn digits(b: &[u8]) -> Option<u32> {
     Some(v)
 }
 
-/// The two ASCII digits at `s[at..at + 2]` as a number.
-#[inline]
-fn two_digits(s: &[u8], at: usize) -> Option<u32> {
-    let (tens, ones) = (s[at].wrapping_sub(b'0'), s[at + 1].wrapping_sub(b'0'));
-    (tens < 10 && ones < 10).then_some(tens as u32 * 10 + ones as u32)
-}
-
 /// Fractional seconds `123` (from `.123`) as microseconds; digits past the sixth are cut, as MySQL
 /// never writes more than six.
 fn fraction_micros(b: &[u8]) -> Option<u32> {
@@ -383,20 +376,10 @@ fn days_in_month(year: i64, month: u32) -> u32 {
 
 /// `YYYY-MM-DD`. Outer None: not a date. Inner None: a zero date.
 pub fn parse_date(s: &[u8]) -> Option<Option<CivilDate>> {
-    // MySQL's own form uses '-'; it also reads '/' (`2021/01/02`, as older producers wrote).
-    if s.len() != 10 || !matches!((s[4], s[7]), (b'-', b'-') | (b'/', b'/')) {
+    if s.len() != 10 {
         return None;
     }
-    let year = (two_digits(s, 0)? * 100 + two_digits(s, 2)?) as i64;
-    let month = two_digits(s, 5)?;
-    let day = two_digits(s, 8)?;
-    if month == 0 || day == 0 {
-        return Some(None);
-    }
-    if month > 12 || day > days_in_month(year, month) {
-        return None;
-    }
-    Some(Some(CivilDate { year, month, day }))
+    civil_date(s)
 }
 
 /// `YYYY-MM-DD[ HH:MM:SS[.ffffff]]` as microseconds since the epoch, read as a wall-clock time.
@@ -405,21 +388,22 @@ pub fn parse_datetime_micros(s: &[u8]) -> Option<Option<i64>> {
     if s.len() < 10 {
         return None;
     }
-    let Some(date) = parse_date(&s[..10])? else {
+    let Some(date) = civil_date(s)? else {
         return Some(None);
     };
     let days = days_from_civil(date.year, date.month, date.day);
     let mut micros = 0i64;
     if s.len() > 10 {
-        let t = &s[10..];
-        if t.len() < 9 || (t[0] != b' ' && t[0] != b'T') || t[3] != b':' || t[6] != b':' {
+        // ` HH:MM:SS` (or `T`), its digits checked as one word.
+        let x = word(s, 11)? ^ ZEROS;
+        if !matches!(s[10], b' ' | b'T') || s[13] != b':' || s[16] != b':' || !all_digits(x, HH_MM_SS) {
             return None;
         }
-        let (h, m, sec) = (two_digits(t, 1)?, two_digits(t, 4)?, two_digits(t, 7)?);
+        let (h, m, sec) = (pair(x, 0), pair(x, 3), pair(x, 6));
         if h > 23 || m > 59 || sec > 59 {
             return None;
         }
-        let frac = match &t[9..] {
+        let frac = match &s[19..] {
             [] => 0,
             [b'.', f @ ..] => fraction_micros(f)?,
             _ => return None,
@@ -427,6 +411,56 @@ pub fn parse_datetime_micros(s: &[u8]) -> Option<Option<i64>> {
         micros = ((h as i64 * 60 + m as i64) * 60 + sec as i64) * 1_000_000 + frac as i64;
     }
     Some(Some(days * 86_400_000_000 + micros))
+}
+
+// Dates and times are read a word at a time: the eight bytes are XORed with ASCII zeros, which
+// turns digits into 0..=9 and leaves the separators as other values, then the digit positions
+// are checked together and each pair of digits is read from its two bytes.
+
+const ZEROS: u64 = u64::from_le_bytes([b'0'; 8]);
+/// The digit bytes of `YYYY-MM-` and of `HH:MM:SS`.
+const YYYY_MM: u64 = 0x00ff_ff00_ffff_ffff;
+const HH_MM_SS: u64 = 0xffff_00ff_ff00_ffff;
+
+/// The eight bytes at `s[at..]`, little-endian.
+#[inline]
+fn word(s: &[u8], at: usize) -> Option<u64> {
+    s.get(at..at + 8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes)
+}
+
+/// Whether the bytes of `x` (XORed with zeros) that `mask` selects are all 0..=9: their high
+/// nibbles are zero, and adding 6 does not carry into the high nibble.
+#[inline]
+fn all_digits(x: u64, mask: u64) -> bool {
+    (x | x.wrapping_add(0x0606_0606_0606_0606)) & 0xf0f0_f0f0_f0f0_f0f0 & mask == 0
+}
+
+/// The two-digit number in bytes `at` and `at + 1` of `x` (XORed with zeros, checked).
+#[inline]
+fn pair(x: u64, at: u32) -> u32 {
+    let b = |i: u32| ((x >> (8 * i)) & 0xf) as u32;
+    b(at) * 10 + b(at + 1)
+}
+
+/// The date in `s[..10]` (`s` is at least 10 bytes long).
+#[inline]
+fn civil_date(s: &[u8]) -> Option<Option<CivilDate>> {
+    // MySQL's own form uses '-'; it also reads '/' (`2021/01/02`, as older producers wrote).
+    let x = word(s, 0)? ^ ZEROS;
+    let (d0, d1) = (s[8].wrapping_sub(b'0'), s[9].wrapping_sub(b'0'));
+    if !matches!((s[4], s[7]), (b'-', b'-') | (b'/', b'/')) || !all_digits(x, YYYY_MM) || d0 > 9 || d1 > 9 {
+        return None;
+    }
+    let year = (pair(x, 0) * 100 + pair(x, 2)) as i64;
+    let month = pair(x, 5);
+    let day = d0 as u32 * 10 + d1 as u32;
+    if month == 0 || day == 0 {
+        return Some(None);
+    }
+    if month > 12 || day > days_in_month(year, month) {
+        return None;
+    }
+    Some(Some(CivilDate { year, month, day }))
 }
 
 /// MySQL TIME `[-]HHH:MM:SS[.ffffff]` as signed microseconds.
@@ -597,6 +631,87 @@ mod tests {
         assert_eq!(base("long varchar"), (MySqlType::MediumText, false, false));
         assert_eq!(base("LONG VARBINARY"), (MySqlType::MediumText, true, false));
         assert_eq!(TypeDescription::parse("fixed(10,2)").scale, Some(2));
+    }
+
+    /// The byte-at-a-time readers the word-at-a-time ones replaced, as the reference.
+    mod reference {
+        use super::super::{days_from_civil, days_in_month, fraction_micros, CivilDate};
+
+        fn two_digits(s: &[u8], at: usize) -> Option<u32> {
+            let (tens, ones) = (s[at].wrapping_sub(b'0'), s[at + 1].wrapping_sub(b'0'));
+            (tens < 10 && ones < 10).then_some(tens as u32 * 10 + ones as u32)
+        }
+
+        pub fn parse_date(s: &[u8]) -> Option<Option<CivilDate>> {
+            if s.len() != 10 || !matches!((s[4], s[7]), (b'-', b'-') | (b'/', b'/')) {
+                return None;
+            }
+            let year = (two_digits(s, 0)? * 100 + two_digits(s, 2)?) as i64;
+            let (month, day) = (two_digits(s, 5)?, two_digits(s, 8)?);
+            if month == 0 || day == 0 {
+                return Some(None);
+            }
+            if month > 12 || day > days_in_month(year, month) {
+                return None;
+            }
+            Some(Some(CivilDate { year, month, day }))
+        }
+
+        pub fn parse_datetime_micros(s: &[u8]) -> Option<Option<i64>> {
+            if s.len() < 10 {
+                return None;
+            }
+            let Some(date) = parse_date(&s[..10])? else { return Some(None) };
+            let mut micros = 0i64;
+            if s.len() > 10 {
+                let t = &s[10..];
+                if t.len() < 9 || (t[0] != b' ' && t[0] != b'T') || t[3] != b':' || t[6] != b':' {
+                    return None;
+                }
+                let (h, m, sec) = (two_digits(t, 1)?, two_digits(t, 4)?, two_digits(t, 7)?);
+                if h > 23 || m > 59 || sec > 59 {
+                    return None;
+                }
+                let frac = match &t[9..] {
+                    [] => 0,
+                    [b'.', f @ ..] => fraction_micros(f)?,
+                    _ => return None,
+                };
+                micros = ((h as i64 * 60 + m as i64) * 60 + sec as i64) * 1_000_000 + frac as i64;
+            }
+            Some(Some(days_from_civil(date.year, date.month, date.day) * 86_400_000_000 + micros))
+        }
+    }
+
+    #[test]
+    fn word_wise_dates_read_every_text_as_the_byte_wise_reference_does() {
+        let mut texts: Vec<Vec<u8>> = Vec::new();
+        for base in ["2024-02-29 23:59:59.123456", "0000-00-00 00:00:00", "1999/12/31T00:00:00.5", "2023-11-30 12:34:56"] {
+            texts.push(base.as_bytes().to_vec());
+            for len in 0..base.len() {
+                texts.push(base.as_bytes()[..len].to_vec());
+            }
+        }
+        // Every byte value at every position of each text: digits out of range, separators
+        // replaced, bytes that carry when six is added.
+        let seeds = texts.clone();
+        for t in &seeds {
+            for at in 0..t.len() {
+                for b in 0..=255u8 {
+                    let mut m = t.clone();
+                    m[at] = b;
+                    texts.push(m);
+                }
+            }
+        }
+        for t in &texts {
+            assert_eq!(parse_datetime_micros(t), reference::parse_datetime_micros(t), "{:?}", String::from_utf8_lossy(t));
+            assert_eq!(parse_date(t), reference::parse_date(t), "{:?}", String::from_utf8_lossy(t));
+        }
+        for (y, m, d) in [(2023, 2, 29), (2024, 2, 29), (1900, 2, 29), (2000, 2, 29), (2023, 4, 31), (2023, 13, 1)] {
+            let t = format!("{y:04}-{m:02}-{d:02} 01:02:03");
+            assert_eq!(parse_datetime_micros(t.as_bytes()), reference::parse_datetime_micros(t.as_bytes()), "{t}");
+        }
     }
 
     #[test]

@@ -75,6 +75,16 @@ impl<'a> Cursor<'a> {
         Ok(bytes)
     }
 
+    /// Skips the next bytes when they repeat `earlier` (a range of the same message) exactly.
+    pub fn skip_repeat(&mut self, earlier: std::ops::Range<usize>) -> bool {
+        let n = earlier.len();
+        let repeats = n <= self.remaining() && self.data.get(earlier).is_some_and(|e| e == &self.data[self.pos..self.pos + n]);
+        if repeats {
+            self.pos += n;
+        }
+        repeats
+    }
+
     /// Splits off the next `n` bytes as a cursor of their own and skips them here.
     pub fn split(&mut self, n: usize, what: &str) -> FaultResult<Cursor<'a>> {
         if n > self.remaining() {

@@ -34,7 +34,7 @@ pub use encode::CraftEncoder;
 
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{flag, Column, ColumnType, Event, EventKind, MessageEvents, Text, Value};
+use crate::event::{flag, ColumnType, Event, EventKind, MessageEvents, Text, Value};
 use crate::mysql::MySqlType;
 
 /// The only version Craft has; Go accepts any version >= 1.
@@ -123,6 +123,7 @@ impl Codec for CraftCodec {
         let h = &mut self.headers;
         read_headers(header, n, h)?;
 
+        let mut groups = GroupReader::new(&terms, &mut self.lengths);
         let mut body_start = layout.bodies.start;
         for i in 0..n {
             let body_len = self.sizes[layout.body_sizes.start + i] as usize;
@@ -146,14 +147,14 @@ impl Codec for CraftCodec {
                     out.events.push(ev);
                 }
                 EVENT_ROW => {
-                    let groups = self.tables.get(FIRST_GROUP_TABLE + i).map(|r| &self.sizes[r.clone()]).ok_or_else(|| {
+                    let group_sizes = self.tables.get(FIRST_GROUP_TABLE + i).map(|r| &self.sizes[r.clone()]).ok_or_else(|| {
                         Fault::new(tables_start, format!("no column-group size table for row event {i}"))
                     })?;
                     let mut ev = Event::new(EventKind::Insert, ts);
                     ev.schema = schema;
                     ev.table = table;
                     ev.partition_id = Some(h.partitions[i]).filter(|&p| p >= 0);
-                    read_row(&mut body, groups, &terms, &mut self.lengths, &mut ev, out)?;
+                    read_row(&mut body, group_sizes, &mut groups, &mut ev, out)?;
                     out.events.push(ev);
                 }
                 other => return Err(Fault::new(start, format!("unknown event type {other} for event {i}"))),
@@ -262,8 +263,7 @@ impl CraftCodec {
 fn read_row<'a>(
     body: &mut Cursor<'a>,
     group_sizes: &[i64],
-    terms: &Terms<'_, 'a>,
-    lengths: &mut Vec<i64>,
+    reader: &mut GroupReader<'_, 'a>,
     ev: &mut Event<'a>,
     out: &mut MessageEvents<'a>,
 ) -> FaultResult<()> {
@@ -285,7 +285,7 @@ fn read_row<'a>(
         if slot.is_some() {
             return Err(Fault::new(at, format!("column group type {kind} appears twice in one row")));
         }
-        let columns = read_group(&mut group, terms, lengths, out)?;
+        let columns = reader.read(&mut group, out)?;
         if !group.is_empty() {
             return Err(group.fault("column group has trailing bytes"));
         }
@@ -342,57 +342,96 @@ fn delta_varints(cur: &mut Cursor<'_>, n: usize, out: &mut Vec<i64>) -> FaultRes
     Ok(())
 }
 
-/// Reads one column group (after its type byte) into `out.columns`, returning its range.
-fn read_group<'a>(
-    cur: &mut Cursor<'a>,
-    terms: &Terms<'_, 'a>,
-    lengths: &mut Vec<i64>,
-    out: &mut MessageEvents<'a>,
-) -> FaultResult<Range<usize>> {
-    let m = cur.count(MIN_COLUMN_BYTES, "column count")?;
-    let from = out.columns.len();
-    // Filled in place (see `MessageEvents::push_column`); `m` is bounded by the group's bytes.
-    out.columns.resize_with(from + m, Column::default);
-    let columns = &mut out.columns[from..];
-    // Names: a delta varint chunk of term ids.
-    let mut id = 0i64;
-    for (j, c) in columns.iter_mut().enumerate() {
-        let at = cur.offset();
-        let v = cur.varint()?;
-        id = if j == 0 { v } else { id.wrapping_add(v) };
-        c.name = Cow::Borrowed(terms.get(id, at)?);
-        c.at = at;
+/// Reads the column groups of one message. The rows of a table in one message describe their
+/// columns with the same bytes (names as term ids of the message's dictionary, types, flags), so
+/// a group whose description repeats the last one's byte for byte reuses what was read from it:
+/// only its values are read.
+struct GroupReader<'t, 'a> {
+    terms: &'t Terms<'t, 'a>,
+    /// Value lengths of the group being read.
+    lengths: &'t mut Vec<i64>,
+    /// The columns the last description read describes, and where in the message it was.
+    described: Vec<Described<'a>>,
+    description: Range<usize>,
+}
+
+/// A column as a group's description gives it.
+#[derive(Clone, Copy)]
+struct Described<'a> {
+    name: &'a str,
+    base: MySqlType,
+    flags: u64,
+}
+
+impl<'t, 'a> GroupReader<'t, 'a> {
+    fn new(terms: &'t Terms<'t, 'a>, lengths: &'t mut Vec<i64>) -> Self {
+        GroupReader { terms, lengths, described: Vec::new(), description: 0..0 }
     }
-    // Types, then flags: the type is provisional until the flags say unsigned / binary.
-    for c in columns.iter_mut() {
-        let code = cur.uvarint()?;
-        c.ty.base = base_type(code);
-    }
-    for c in columns.iter_mut() {
-        let flags = cur.uvarint()?;
-        c.ty.flags = Some(flags);
-        c.ty.unsigned = flags & flag::UNSIGNED != 0;
-        c.ty.binary = flags & flag::BINARY != 0 && c.ty.base.is_string();
-    }
-    // Values: a nullable bytes chunk (varint lengths, -1 = NULL, then the bytes back to back).
-    lengths.clear();
-    for _ in 0..m {
-        let at = cur.offset();
-        let len = cur.varint()?;
-        if len < -1 || len > i32::MAX as i64 {
-            return Err(Fault::new(at, format!("invalid value length {len}")));
+
+    /// Reads one column group (after its type byte) into `out.columns`, returning its range.
+    fn read(&mut self, cur: &mut Cursor<'a>, out: &mut MessageEvents<'a>) -> FaultResult<Range<usize>> {
+        let m = cur.count(MIN_COLUMN_BYTES, "column count")?;
+        let repeated = !self.description.is_empty()
+            && self.described.len() == m
+            && cur.skip_repeat(self.description.clone());
+        if !repeated {
+            let at = cur.offset();
+            self.read_description(cur, m)?;
+            self.description = at..cur.offset();
         }
-        lengths.push(len);
-    }
-    for (c, &len) in columns.iter_mut().zip(lengths.iter()) {
-        c.at = cur.offset();
-        if len == -1 {
-            continue;
+        // Values: a nullable bytes chunk (varint lengths, -1 = NULL, then the bytes back to back).
+        let lengths = &mut *self.lengths;
+        lengths.clear();
+        for _ in 0..m {
+            let at = cur.offset();
+            let len = cur.varint()?;
+            if len < -1 || len > i32::MAX as i64 {
+                return Err(Fault::new(at, format!("invalid value length {len}")));
+            }
+            lengths.push(len);
         }
-        let bytes = cur.take(len as usize, "column value")?;
-        decode_value(&c.ty, bytes, c.at, &mut c.value)?;
+        let from = out.columns.len();
+        for (d, &len) in self.described.iter().zip(lengths.iter()) {
+            let at = cur.offset();
+            // Filled in place (see `MessageEvents::push_column`).
+            let c = out.push_column();
+            c.name = Cow::Borrowed(d.name);
+            c.ty = ColumnType {
+                base: d.base,
+                unsigned: d.flags & flag::UNSIGNED != 0,
+                binary: d.flags & flag::BINARY != 0 && d.base.is_string(),
+                text: None,
+                flags: Some(d.flags),
+            };
+            c.at = at;
+            if len != -1 {
+                let bytes = cur.take(len as usize, "column value")?;
+                decode_value(&c.ty, bytes, at, &mut c.value)?;
+            }
+        }
+        Ok(from..out.columns.len())
     }
-    Ok(from..out.columns.len())
+
+    /// Reads the name, type and flag chunks of `m` columns into `self.described`.
+    fn read_description(&mut self, cur: &mut Cursor<'a>, m: usize) -> FaultResult<()> {
+        let described = &mut self.described;
+        described.clear();
+        // Names: a delta varint chunk of term ids.
+        let mut id = 0i64;
+        for j in 0..m {
+            let at = cur.offset();
+            let v = cur.varint()?;
+            id = if j == 0 { v } else { id.wrapping_add(v) };
+            described.push(Described { name: self.terms.get(id, at)?, base: MySqlType::Unknown, flags: 0 });
+        }
+        for d in described.iter_mut() {
+            d.base = base_type(cur.uvarint()?);
+        }
+        for d in described.iter_mut() {
+            d.flags = cur.uvarint()?;
+        }
+        Ok(())
+    }
 }
 
 /// The base type of a wire type code. 0 is TiDB's "unspecified" (not MySQL's old DECIMAL), whose

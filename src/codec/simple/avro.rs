@@ -55,7 +55,7 @@ impl<'a> AvroCursor<'a> {
 
     /// A zigzag varint `long`. One- and two-byte ones (union branches, lengths, small numbers) are
     /// read inline; longer ones in [`AvroCursor::long_varint`].
-    #[inline]
+    #[inline(always)]
     pub fn long(&mut self) -> FaultResult<i64> {
         let zigzag = |v: u64| (v >> 1) as i64 ^ -((v & 1) as i64);
         match self.buf.get(self.pos..self.pos + 2) {
@@ -123,20 +123,27 @@ impl<'a> AvroCursor<'a> {
         self.fixed::<8>().map(f64::from_le_bytes)
     }
 
-    /// `bytes`, or a `string` read as bytes.
-    #[inline]
+    /// `bytes`, or a `string` read as bytes. (This and the other readers of every value are
+    /// always inlined, their faults made out of line: as calls, their results went through
+    /// memory.)
+    #[inline(always)]
     pub fn bytes(&mut self) -> FaultResult<&'a [u8]> {
         let at = self.pos;
         let len = self.long()?;
         if len < 0 || len as u64 > self.remaining() as u64 {
-            return Err(Fault::new(at, format!("length {len} exceeds the {} bytes left", self.remaining())));
+            return Err(self.length_fault(at, len));
         }
         let bytes = &self.buf[self.pos..self.pos + len as usize];
         self.pos += len as usize;
         Ok(bytes)
     }
 
-    #[inline]
+    #[cold]
+    fn length_fault(&self, at: usize, len: i64) -> Fault {
+        Fault::new(at, format!("length {len} exceeds the {} bytes left", self.remaining()))
+    }
+
+    #[inline(always)]
     pub fn string(&mut self) -> FaultResult<&'a str> {
         let at = self.pos;
         let bytes = self.bytes()?;
@@ -144,13 +151,14 @@ impl<'a> AvroCursor<'a> {
     }
 
     /// A union branch index or enum symbol index below `n`.
+    #[inline(always)]
     pub fn index(&mut self, n: usize, what: &str) -> FaultResult<usize> {
         let at = self.pos;
         let v = self.long()?;
-        usize::try_from(v)
-            .ok()
-            .filter(|&i| i < n)
-            .ok_or_else(|| Fault::new(at, format!("{what} index {v} out of range (0..{n})")))
+        match usize::try_from(v) {
+            Ok(i) if i < n => Ok(i),
+            _ => Err(index_fault(at, v, n, what)),
+        }
     }
 
     /// The item count of the next array/map block (0 ends the array), bounded by the bytes left.
@@ -386,6 +394,11 @@ impl AvroDecoder {
             _ => Value::UInt(cur.long()? as u64),
         })
     }
+}
+
+#[cold]
+fn index_fault(at: usize, v: i64, n: usize, what: &str) -> Fault {
+    Fault::new(at, format!("{what} index {v} out of range (0..{n})"))
 }
 
 fn read_checksum(cur: &mut AvroCursor<'_>) -> FaultResult<RowChecksum> {
