@@ -78,6 +78,10 @@ impl<'a> JsonCursor<'a> {
     pub fn peek(&mut self) -> Option<u8> {
         let b = self.bytes();
         while let Some(&c) = b.get(self.pos) {
+            // Every token starts above the space; TiCDC writes no whitespace at all.
+            if c > b' ' {
+                return Some(c);
+            }
             if matches!(c, b' ' | b'\n' | b'\r' | b'\t') {
                 self.pos += 1;
             } else {

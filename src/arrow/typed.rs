@@ -450,15 +450,23 @@ pub struct TypedStats {
     pub zero_dates: u64,
 }
 
+/// One declared field: how its values are read, its builders for the row and for `_before`,
+/// and the number of the last row image that gave it a value (images are numbered from 1), so
+/// that the fields an image leaves out get a null. Kept together, as each value needs them all.
+struct TypedField {
+    spec: ColumnSpec,
+    row: ColumnBuilder,
+    before: ColumnBuilder,
+    filled: u64,
+}
+
 pub struct TypedLayout {
     table: TableName,
-    specs: Vec<ColumnSpec>,
+    fields: Vec<TypedField>,
     index: FxHashMap<String, usize>,
     /// The field of each wire position in the last row image: a table's events list their
     /// columns in one order, which may differ from the declared one (Open's are by name).
     wire_fields: Vec<usize>,
-    row: Vec<ColumnBuilder>,
-    before: Vec<ColumnBuilder>,
     before_valid: Vec<bool>,
     /// Null `_before` rows not yet appended to the `before` builders: most rows have no old
     /// image, so their nulls go in at once when a real one comes or the batch ends.
@@ -467,9 +475,6 @@ pub struct TypedLayout {
     rows: usize,
     /// The rows of messages that failed part-way, dropped when the batch finishes.
     discarded: Vec<std::ops::Range<usize>>,
-    /// Per field, the number of the last row image that gave it a value (images are numbered
-    /// from 1): the fields an image leaves out get a null.
-    filled: Vec<u64>,
     images: u64,
     zone: ServerZone,
     scratch: Scratch,
@@ -500,12 +505,12 @@ impl TypedLayout {
         Ok(TypedLayout {
             definition,
             table,
-            row: specs.iter().map(ColumnBuilder::new).collect(),
-            before: specs.iter().map(ColumnBuilder::new).collect(),
+            fields: specs
+                .into_iter()
+                .map(|spec| TypedField { row: ColumnBuilder::new(&spec), before: ColumnBuilder::new(&spec), spec, filled: 0 })
+                .collect(),
             before_valid: Vec::new(),
             before_nulls_due: 0,
-            filled: vec![0; specs.len()],
-            specs,
             index,
             wire_fields: Vec::new(),
             zone,
@@ -543,7 +548,7 @@ impl TypedLayout {
         let Some(definition) = &self.definition else { return };
         // RENAME TABLE: the table's events now come under its new name.
         self.table = TableName { schema: definition.schema.clone(), table: definition.table.clone() };
-        for spec in &mut self.specs {
+        for spec in self.fields.iter_mut().map(|f| &mut f.spec) {
             if let Some(column) = definition.columns.iter().find(|c| c.name.eq_ignore_ascii_case(spec.field.name())) {
                 spec.members = enum_members(&column.ty);
             }
@@ -551,12 +556,12 @@ impl TypedLayout {
     }
 
     fn column_fields(&self) -> Fields {
-        self.specs.iter().map(|s| s.field.clone()).collect()
+        self.fields.iter().map(|f| f.spec.field.clone()).collect()
     }
 
     fn field_of(&mut self, name: &str, position: usize) -> Option<usize> {
         let field = self.wire_fields.get(position).copied().unwrap_or(position);
-        if self.specs.get(field).is_some_and(|s| same_name(s.field.name(), name)) {
+        if self.fields.get(field).is_some_and(|f| same_name(f.spec.field.name(), name)) {
             return Some(field);
         }
         let field = self.index.get(name).copied()?;
@@ -577,17 +582,16 @@ impl TypedLayout {
                 self.stats.dropped_columns += 1;
                 continue;
             };
-            if std::mem::replace(&mut self.filled[field], image) == image {
+            let f = &mut self.fields[field];
+            if std::mem::replace(&mut f.filled, image) == image {
                 return Err(Fault::new(column.at, format!("column {} appears twice in one row", column.name)));
             }
-            let builder = if old { &mut self.before[field] } else { &mut self.row[field] };
-            append_value(&self.specs[field], builder, column, self.zone, &mut self.stats, &mut self.scratch)?;
+            let builder = if old { &mut f.before } else { &mut f.row };
+            append_value(&f.spec, builder, column, self.zone, &mut self.stats, &mut self.scratch)?;
         }
-        let builders = if old { &mut self.before } else { &mut self.row };
-        for (builder, &filled) in builders.iter_mut().zip(&self.filled) {
-            if filled != image {
-                builder.append_null();
-            }
+        for f in self.fields.iter_mut().filter(|f| f.filled != image) {
+            let builder = if old { &mut f.before } else { &mut f.row };
+            builder.append_null();
         }
         Ok(())
     }
@@ -601,7 +605,7 @@ impl TypedLayout {
             match event.after.clone().or(event.before.clone()) {
                 Some(image) => self.append_image(false, &events.columns, image)?,
                 // DDL and watermarks: a row of nulls.
-                None => self.row.iter_mut().for_each(ColumnBuilder::append_null),
+                None => self.fields.iter_mut().for_each(|f| f.row.append_null()),
             }
             match (event.kind, event.before.clone()) {
                 (EventKind::Update, Some(old)) => {
@@ -623,7 +627,7 @@ impl TypedLayout {
     fn discard_from(&mut self, start: usize) {
         let rows = self.rows;
         self.settle_before_nulls();
-        for builder in self.row.iter_mut().chain(self.before.iter_mut()) {
+        for builder in self.fields.iter_mut().flat_map(|f| [&mut f.row, &mut f.before]) {
             builder.append_nulls(rows.saturating_sub(builder.len()));
         }
         self.before_valid.resize(rows, false);
@@ -635,7 +639,7 @@ impl TypedLayout {
     fn settle_before_nulls(&mut self) {
         let n = std::mem::take(&mut self.before_nulls_due);
         if n > 0 {
-            self.before.iter_mut().for_each(|b| b.append_nulls(n));
+            self.fields.iter_mut().for_each(|f| f.before.append_nulls(n));
         }
     }
 }
@@ -677,13 +681,13 @@ fn float(value: &Value<'_>) -> Option<f64> {
 
 impl Layout for TypedLayout {
     fn fields(&self) -> Vec<FieldRef> {
-        let mut fields: Vec<FieldRef> = self.specs.iter().map(|s| s.field.clone()).collect();
+        let mut fields: Vec<FieldRef> = self.fields.iter().map(|f| f.spec.field.clone()).collect();
         fields.push(Arc::new(Field::new("_before", DataType::Struct(self.column_fields()), true)));
         fields
     }
 
     fn set_input(&mut self, buffers: &[arrow_buffer::Buffer]) {
-        for builder in self.row.iter_mut().chain(self.before.iter_mut()) {
+        for builder in self.fields.iter_mut().flat_map(|f| [&mut f.row, &mut f.before]) {
             if let ColumnBuilder::TextView(b) | ColumnBuilder::BinaryView(b) = builder {
                 b.set_input(buffers);
             }
@@ -717,16 +721,15 @@ impl Layout for TypedLayout {
 
     fn append_null(&mut self) {
         self.rows += 1;
-        self.row.iter_mut().for_each(ColumnBuilder::append_null);
+        self.fields.iter_mut().for_each(|f| f.row.append_null());
         self.before_nulls_due += 1;
         self.before_valid.push(false);
     }
 
     fn finish(&mut self) -> Vec<ArrayRef> {
         self.settle_before_nulls();
-        let specs = &self.specs;
-        let mut columns: Vec<ArrayRef> = self.row.iter_mut().zip(specs).map(|(b, s)| b.finish_and_presize(s)).collect();
-        let mut before: Vec<ArrayRef> = self.before.iter_mut().zip(specs).map(|(b, s)| b.finish_and_presize(s)).collect();
+        let mut columns: Vec<ArrayRef> = self.fields.iter_mut().map(|f| f.row.finish_and_presize(&f.spec)).collect();
+        let mut before: Vec<ArrayRef> = self.fields.iter_mut().map(|f| f.before.finish_and_presize(&f.spec)).collect();
         let mut valid = std::mem::take(&mut self.before_valid);
         self.rows = 0;
         let discarded = std::mem::take(&mut self.discarded);
@@ -745,7 +748,7 @@ impl Layout for TypedLayout {
         }
         let valid = NullBuffer::from(valid);
         let len = valid.len();
-        let before = if self.specs.is_empty() {
+        let before = if self.fields.is_empty() {
             StructArray::new_empty_fields(len, Some(valid))
         } else {
             StructArray::new(self.column_fields(), before, Some(valid))
