@@ -297,20 +297,29 @@ impl<'a> JsonCursor<'a> {
         self.expect(b'{')
     }
 
-    /// The next key of the object being read (consuming its `:`), or None at its `}`.
-    /// `first` tracks whether a separating comma is due.
+    /// Whether another member of the object being read follows (consuming its `,`), false at
+    /// its `}`. `first` tracks whether a separating comma is due.
     #[inline(always)]
-    pub fn next_key(&mut self, first: &mut bool) -> FaultResult<Option<Cow<'a, str>>> {
+    pub fn next_member(&mut self, first: &mut bool) -> FaultResult<bool> {
         match self.peek() {
             Some(b'}') => {
                 self.pos += 1;
-                return Ok(None);
+                return Ok(false);
             }
             Some(b',') if !*first => self.pos += 1,
             _ if *first => {}
             _ => return Err(self.fault("expected ',' or '}'")),
         }
         *first = false;
+        Ok(true)
+    }
+
+    /// The next key of the object being read (consuming its `:`), or None at its `}`.
+    #[inline(always)]
+    pub fn next_key(&mut self, first: &mut bool) -> FaultResult<Option<Cow<'a, str>>> {
+        if !self.next_member(first)? {
+            return Ok(None);
+        }
         let key = self.string()?;
         self.expect(b':')?;
         Ok(Some(key))

@@ -29,11 +29,12 @@ const GO_BASE64: GeneralPurpose = GeneralPurpose::new(
 
 pub struct OpenCodec {
     compression: Compression,
+    headers: ColumnHeaders,
 }
 
 impl OpenCodec {
     pub fn new(compression: Compression) -> Self {
-        OpenCodec { compression }
+        OpenCodec { compression, headers: ColumnHeaders::default() }
     }
 }
 
@@ -159,7 +160,7 @@ struct RowImages {
 
 impl OpenCodec {
     fn decode_event<'a>(
-        &self,
+        &mut self,
         (key_at, key_json): (usize, &'a [u8]),
         (value_at, item): (usize, &'a [u8]),
         out: &mut MessageEvents<'a>,
@@ -191,12 +192,12 @@ impl OpenCodec {
             TYPE_ROW => {
                 let images = match self.compression {
                     Compression::None => {
-                        read_row(item, value_at, &mut out.columns).map_err(at_base(value_at, "value"))?
+                        read_row(item, value_at, &mut self.headers, &mut out.columns).map_err(at_base(value_at, "value"))?
                     }
                     compression => {
                         let plain = inflate(compression, item, value_at)?;
                         let mut local = Vec::new();
-                        let images = read_row(&plain, value_at, &mut local).map_err(inflated_fault(value_at))?;
+                        let images = read_row(&plain, value_at, &mut self.headers, &mut local).map_err(inflated_fault(value_at))?;
                         let shift = out.columns.len();
                         out.columns.extend(local.into_iter().map(|c| owned_column(c, value_at)));
                         let moved = |r: Option<Range<usize>>| r.map(|r| r.start + shift..r.end + shift);
@@ -248,7 +249,7 @@ fn read_ddl(item: &[u8]) -> FaultResult<(Text<'_>, Text<'_>)> {
 
 /// `{"u": {...}, "p": {...}, "d": {...}}`, each map optional. Column `at` offsets are `base` +
 /// the position in `item`.
-fn read_row<'b>(item: &'b [u8], base: usize, columns: &mut Vec<Column<'b>>) -> FaultResult<RowImages> {
+fn read_row<'b>(item: &'b [u8], base: usize, headers: &mut ColumnHeaders, columns: &mut Vec<Column<'b>>) -> FaultResult<RowImages> {
     let mut cur = JsonCursor::new(item)?;
     let mut images = RowImages::default();
     cur.begin_object()?;
@@ -269,11 +270,13 @@ fn read_row<'b>(item: &'b [u8], base: usize, columns: &mut Vec<Column<'b>>) -> F
         let start = columns.len();
         cur.begin_object()?;
         let mut first_column = true;
-        while let Some(column) = cur.next_key(&mut first_column)? {
+        let mut position = 0;
+        while cur.next_member(&mut first_column)? {
             // Filled in place (see `MessageEvents::push_column`).
             columns.push(Column::default());
             let slot = columns.len() - 1;
-            read_column(&mut cur, column, base, &mut columns[slot])?;
+            headers.read_column(&mut cur, position, base, &mut columns[slot])?;
+            position += 1;
         }
         *image = Some(start..columns.len());
     }
@@ -283,8 +286,87 @@ fn read_row<'b>(item: &'b [u8], base: usize, columns: &mut Vec<Column<'b>>) -> F
     Ok(images)
 }
 
+/// What the text before each column's value said, by the column's position in its row image.
+///
+/// Every event of a table writes each column as `"name":{"t":15,"h":true,"f":11,"v":…}` with
+/// the same bytes up to the value, so the codec remembers those bytes and what they said (name
+/// length, type code, flags) per position: a column that starts with the remembered bytes and
+/// whose value closes its object is read from the value on, without reading its name and keys
+/// again. Anything else (another table, keys in another order, escapes in the name) is read in
+/// full, and remembered in place of the last.
+#[derive(Default)]
+struct ColumnHeaders {
+    by_position: Vec<ColumnHeader>,
+}
+
+#[derive(Default)]
+struct ColumnHeader {
+    /// From the name's opening quote to the value's first byte.
+    text: Vec<u8>,
+    name_len: usize,
+    code: u64,
+    flags: u64,
+}
+
+impl ColumnHeaders {
+    /// Reads the column at the cursor (its name, then its object), the `position`-th of its image.
+    #[inline]
+    fn read_column<'b>(&mut self, cur: &mut JsonCursor<'b>, position: usize, base: usize, out: &mut Column<'b>) -> FaultResult<()> {
+        cur.peek();
+        let start = cur.offset();
+        if let Some(h) = self.by_position.get(position) {
+            if cur.skip_if_next(&h.text) {
+                let value_at = cur.offset();
+                let value = read_value(cur, h.code, h.flags)?;
+                if cur.peek() == Some(b'}') {
+                    cur.seek(cur.offset() + 1);
+                    let name = cur.slice(start + 1..start + 1 + h.name_len);
+                    (out.name, out.ty, out.value, out.at) = (Cow::Borrowed(name), column_type(h.code, h.flags), value, base + value_at);
+                    return Ok(());
+                }
+                cur.seek(start);
+            }
+        }
+        let name = cur.string()?;
+        cur.expect(b':')?;
+        let name_len = match &name {
+            Cow::Borrowed(n) => Some(n.len()),
+            Cow::Owned(_) => None,
+        };
+        let (code, flags, last_value_at) = read_column(cur, name, base, out)?;
+        if let (Some(name_len), Some(value_at)) = (name_len, last_value_at) {
+            if self.by_position.len() <= position {
+                self.by_position.resize_with(position + 1, ColumnHeader::default);
+            }
+            let h = &mut self.by_position[position];
+            h.text.clear();
+            h.text.extend_from_slice(cur.slice(start..value_at).as_bytes());
+            (h.name_len, h.code, h.flags) = (name_len, code, flags);
+        }
+        Ok(())
+    }
+}
+
+fn column_type(code: u64, flags: u64) -> ColumnType<'static> {
+    let base = MySqlType::from_code(code);
+    ColumnType {
+        base,
+        unsigned: flags & flag::UNSIGNED != 0,
+        binary: flags & flag::BINARY != 0 && base.is_string(),
+        text: None,
+        flags: Some(flags),
+    }
+}
+
 /// `{"t": type, "h": bool, "f": flags, "v": value}`, in any order (tiflow writes t, h, f, v).
-fn read_column<'b>(cur: &mut JsonCursor<'b>, name: Text<'b>, base: usize, out: &mut Column<'b>) -> FaultResult<()> {
+/// Returns the type code and flags, and where the value starts when it was the object's last
+/// member and read in place (so that the text before it says all there is to know).
+fn read_column<'b>(
+    cur: &mut JsonCursor<'b>,
+    name: Text<'b>,
+    base: usize,
+    out: &mut Column<'b>,
+) -> FaultResult<(u64, u64, Option<usize>)> {
     let object_at = cur.offset();
     cur.begin_object()?;
     let mut code = None;
@@ -293,8 +375,10 @@ fn read_column<'b>(cur: &mut JsonCursor<'b>, name: Text<'b>, base: usize, out: &
     let mut value_at = 0;
     // Whether the value must be (re)read because its type or flags came after it.
     let mut stale = false;
+    let mut value_last = false;
     let mut first = true;
     while let Some(field) = cur.next_key(&mut first)? {
+        value_last = field == "v";
         match field.as_ref() {
             "t" => {
                 code = Some(cur.u64()?);
@@ -327,16 +411,8 @@ fn read_column<'b>(cur: &mut JsonCursor<'b>, name: Text<'b>, base: usize, out: &
     } else {
         value.unwrap_or(Value::Null)
     };
-    let base_type = MySqlType::from_code(code);
-    let ty = ColumnType {
-        base: base_type,
-        unsigned: flags & flag::UNSIGNED != 0,
-        binary: flags & flag::BINARY != 0 && base_type.is_string(),
-        text: None,
-        flags: Some(flags),
-    };
-    (out.name, out.ty, out.value, out.at) = (name, ty, value, base + value_at);
-    Ok(())
+    (out.name, out.ty, out.value, out.at) = (name, column_type(code, flags), value, base + value_at);
+    Ok((code, flags, (value_last && !stale).then_some(value_at)))
 }
 
 /// One `v`, typed by its column's code and flags.
@@ -473,4 +549,66 @@ fn complete_old_row(columns: &mut Vec<Column<'_>>, new: &Range<usize>, old: &Ran
         }
     }
     start..columns.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A message of one row event per value item, framed as TiCDC frames a batch.
+    fn message(items: &[&str]) -> (Vec<u8>, Vec<u8>) {
+        let (mut key, mut value) = (BATCH_VERSION.to_be_bytes().to_vec(), Vec::new());
+        for (i, item) in items.iter().enumerate() {
+            let key_item = format!(r#"{{"ts":{},"scm":"s","tbl":"t","t":1}}"#, i + 1);
+            key.extend_from_slice(&(key_item.len() as u64).to_be_bytes());
+            key.extend_from_slice(key_item.as_bytes());
+            value.extend_from_slice(&(item.len() as u64).to_be_bytes());
+            value.extend_from_slice(item.as_bytes());
+        }
+        (key, value)
+    }
+
+    fn decoded(codec: &mut OpenCodec, (key, value): &(Vec<u8>, Vec<u8>)) -> String {
+        let mut out = MessageEvents::default();
+        match codec.decode(Some(key), value, &mut out) {
+            Ok(()) => format!("{:?} {:?}", out.events, out.columns),
+            Err(fault) => format!("{fault:?}"),
+        }
+    }
+
+    #[test]
+    fn remembered_column_headers_read_every_column_as_a_fresh_codec_does() {
+        let one = r#"{"u":{"a":{"t":3,"h":true,"f":11,"v":1},"b":{"t":15,"f":0,"v":"x"}}}"#;
+        let items = [
+            one,
+            r#"{"u":{"a":{"t":3,"h":true,"f":11,"v":2},"b":{"t":15,"f":0,"v":"y"}}}"#,
+            // The type after the value: read again as CHAR.
+            r#"{"u":{"a":{"t":3,"h":true,"f":11,"v":3},"b":{"t":15,"f":0,"v":"7","t":254}}}"#,
+            // A header that starts alike, then more keys after the value: the flags change.
+            r#"{"u":{"a":{"t":3,"h":true,"f":11,"v":4,"f":137},"b":{"t":15,"f":0,"v":"z"}}}"#,
+            // An escaped name (never remembered), the same name with another type, the value first.
+            r#"{"u":{"a\u0062":{"t":3,"f":11,"v":5}}}"#,
+            r#"{"p":{"a":{"t":3,"h":true,"f":11,"v":1}},"u":{"a":{"t":8,"f":129,"v":18446744073709551615}}}"#,
+            r#"{"u":{"a":{"v":6,"t":3,"f":11}}}"#,
+            r#"{"u": {"a": {"t": 3, "f": 11, "v": 9} , "b":{"t":15,"f":0,"v":"w"}}}"#,
+            r#"{"u": {"a": {"t": 3, "f": 11, "v": 10} , "b":{"t":15,"f":0,"v":"v"}}}"#,
+            // A remembered header whose value is not of its type fails as it would fresh.
+            r#"{"u":{"a":{"t":3,"h":true,"f":11,"v":"no"}}}"#,
+            one,
+            r#"{"d":{"b":{"t":15,"f":0,"v":"x"},"a":{"t":3,"h":true,"f":11,"v":1}}}"#,
+        ];
+        let mut shared = OpenCodec::new(Compression::None);
+        let mut hits = 0;
+        for (i, item) in items.iter().enumerate() {
+            let m = message(&[item]);
+            let before = shared.headers.by_position.iter().map(|h| h.text.clone()).collect::<Vec<_>>();
+            assert_eq!(decoded(&mut shared, &m), decoded(&mut OpenCodec::new(Compression::None), &m), "item {i}: {item}");
+            hits += usize::from(before.first().is_some_and(|t| item.contains(std::str::from_utf8(t).unwrap())));
+        }
+        // Several items were read from remembered headers.
+        assert!(hits >= 4, "{hits}");
+        // Many events in one message, and the same across messages.
+        let batch = message(&items[..4]);
+        assert_eq!(decoded(&mut shared, &batch), decoded(&mut OpenCodec::new(Compression::None), &batch));
+    }
 }
