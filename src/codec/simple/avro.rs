@@ -312,8 +312,7 @@ impl AvroDecoder {
         if !cur.optional()? {
             return Ok(None);
         }
-        let start = out.columns.len();
-        order.begin(table.map_or(0, |t| t.columns.len()));
+        let start = order.begin(table.map_or(0, |t| t.columns.len()), out);
         let mut nth = 0;
         cur.each(|cur| {
             let name_at = cur.offset();
@@ -328,18 +327,14 @@ impl AvroDecoder {
             };
             let value = self.read_value(cur, found.map(|(_, c)| c))?;
             if let Some((i, column)) = found {
-                if !order.note(i) {
+                let Some(c) = order.slot(out, start, i) else {
                     return Err(Fault::new(name_at, format!("column {name} appears twice")));
-                }
-                let c = out.push_column();
+                };
                 (c.name, c.ty, c.value, c.at) = (Cow::Borrowed(name), column.ty.clone(), value, at);
             }
             Ok(())
         })?;
-        if table.is_some() {
-            order.sort(out, start);
-        }
-        Ok(Some(start..out.columns.len()))
+        Ok(Some(order.finish(out, start)))
     }
 
     /// One map value: the union [null, long, float, double, string, bytes, Timestamp,

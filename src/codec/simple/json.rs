@@ -142,8 +142,7 @@ impl JsonDecoder {
         out: &mut MessageEvents<'a>,
     ) -> FaultResult<Range<usize>> {
         cur.begin_object()?;
-        order.begin(table.columns.len());
-        let start = out.columns.len();
+        let start = order.begin(table.columns.len(), out);
         let mut first = true;
         let mut nth = 0;
         while let Some(name) = cur.next_key(&mut first)? {
@@ -154,17 +153,15 @@ impl JsonDecoder {
                 cur.skip_value()?;
                 continue;
             };
-            if !order.note(i) {
-                return Err(cur.fault(format!("column {name} appears twice")));
-            }
             let column = &table.columns[i];
             let at = cur.offset();
             let value = self.read_value(cur, column)?;
-            let c = out.push_column();
+            let Some(c) = order.slot(out, start, i) else {
+                return Err(Fault::new(at, format!("column {name} appears twice")));
+            };
             (c.name, c.ty, c.value, c.at) = (name, column.ty.clone(), value, at);
         }
-        order.sort(out, start);
-        Ok(start..out.columns.len())
+        Ok(order.finish(out, start))
     }
 
     #[inline]
