@@ -49,7 +49,13 @@ impl RepeatedTypes {
         let at = cur.offset() - self.text.len();
         types.extend(self.entries.iter().map(|(name, text, ty)| {
             let text = cur.slice(at + text.start..at + text.end);
-            let ty = ColumnType { text: Some(Cow::Borrowed(text)), ..ty.clone() };
+            let ty = ColumnType {
+                base: ty.base,
+                unsigned: ty.unsigned,
+                binary: ty.binary,
+                text: Some(Cow::Borrowed(text)),
+                flags: ty.flags,
+            };
             (Cow::Borrowed(cur.slice(at + name.start..at + name.end)), ty)
         }));
         true
