@@ -16,6 +16,7 @@ use std::borrow::Cow;
 use memchr::memchr2;
 
 use crate::error::{Fault, FaultResult};
+use crate::event::SpareBuffers;
 
 /// Deepest nesting `skip_value` walks through before it calls the message malformed.
 const MAX_DEPTH: usize = 512;
@@ -23,6 +24,8 @@ const MAX_DEPTH: usize = 512;
 pub struct JsonCursor<'a> {
     src: &'a str,
     pos: usize,
+    /// Buffers to unescape strings into, lent by the codec (see [`SpareBuffers`]).
+    spare: SpareBuffers,
 }
 
 impl<'a> JsonCursor<'a> {
@@ -31,7 +34,7 @@ impl<'a> JsonCursor<'a> {
     /// to locate the offending byte.
     pub fn new(bytes: &'a [u8]) -> FaultResult<Self> {
         match simdutf8::basic::from_utf8(bytes) {
-            Ok(src) => Ok(JsonCursor { src, pos: 0 }),
+            Ok(src) => Ok(JsonCursor { src, pos: 0, spare: SpareBuffers::default() }),
             Err(_) => {
                 let at = std::str::from_utf8(bytes).err().map_or(0, |e| e.valid_up_to());
                 Err(Fault::new(at, "invalid UTF-8"))
@@ -41,6 +44,12 @@ impl<'a> JsonCursor<'a> {
 
     pub fn offset(&self) -> usize {
         self.pos
+    }
+
+    /// The buffers strings with escapes are unescaped into, for a codec to lend
+    /// (`std::mem::swap` with [`crate::event::MessageEvents::spare`]) and take back.
+    pub fn spare(&mut self) -> &mut SpareBuffers {
+        &mut self.spare
     }
 
     pub fn seek(&mut self, pos: usize) {
@@ -218,7 +227,7 @@ impl<'a> JsonCursor<'a> {
     fn unescape(&mut self, start: usize, first_escape: usize) -> FaultResult<String> {
         let b = self.bytes();
         // Room for the usual short value without growing (growth showed as realloc in profiles).
-        let mut out: Vec<u8> = Vec::with_capacity(first_escape - start + 256);
+        let mut out = self.spare.take(first_escape - start + 256);
         out.extend_from_slice(&b[start..first_escape]);
         let mut i = first_escape;
         loop {

@@ -16,7 +16,7 @@ use std::ops::Range;
 
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{same_name, ColumnType, Event, EventKind, MessageEvents, Text, Value};
+use crate::event::{same_name, ColumnType, Event, EventKind, MessageEvents, SpareBuffers, Text, Value};
 use crate::json::JsonCursor;
 use crate::mysql::MySqlType;
 
@@ -124,10 +124,13 @@ impl Codec for CanalJsonCodec {
         if cur.at_end() {
             return Err(cur.fault("empty message"));
         }
-        while !cur.at_end() {
-            self.decode_object(&mut cur, out)?;
+        std::mem::swap(cur.spare(), &mut out.spare);
+        let mut result = Ok(());
+        while result.is_ok() && !cur.at_end() {
+            result = self.decode_object(&mut cur, out);
         }
-        Ok(())
+        std::mem::swap(cur.spare(), &mut out.spare);
+        result
     }
 }
 
@@ -380,7 +383,7 @@ fn read_value<'a>(cur: &mut JsonCursor<'a>, ty: &ColumnType<'a>, out: &mut Value
             let at = cur.offset();
             let text = cur.string()?;
             *out = if ty.binary {
-                Value::Bytes(latin1_bytes(text).map_err(|c| {
+                Value::Bytes(latin1_bytes(text, cur.spare()).map_err(|c| {
                     Fault::new(at, format!("binary column value has code point U+{:04X} above U+00FF", c as u32))
                 })?)
             } else {
@@ -395,7 +398,7 @@ fn read_value<'a>(cur: &mut JsonCursor<'a>, ty: &ColumnType<'a>, out: &mut Value
 }
 
 /// Canal writes each byte of a binary value as the code point of the same number.
-fn latin1_bytes(text: Text<'_>) -> Result<Cow<'_, [u8]>, char> {
+fn latin1_bytes<'a>(text: Text<'a>, spare: &mut SpareBuffers) -> Result<Cow<'a, [u8]>, char> {
     if text.is_ascii() {
         return Ok(match text {
             Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
@@ -406,7 +409,7 @@ fn latin1_bytes(text: Text<'_>) -> Result<Cow<'_, [u8]>, char> {
     // over the text's own buffer when it has one.
     let mut bytes = match text {
         Cow::Borrowed(s) => {
-            let mut v = Vec::with_capacity(s.len());
+            let mut v = spare.take(s.len());
             v.extend_from_slice(s.as_bytes());
             v
         }
@@ -535,10 +538,10 @@ mod tests {
     fn latin1_text_becomes_its_bytes() {
         let text: String = [0u8, 0x41, 0x7f, 0x80, 0xe9, 0xff].iter().map(|&b| b as char).collect();
         let expected = [0u8, 0x41, 0x7f, 0x80, 0xe9, 0xff];
-        assert_eq!(latin1_bytes(Cow::Borrowed(&text)).unwrap().as_ref(), expected);
-        assert_eq!(latin1_bytes(Cow::Owned(text)).unwrap().as_ref(), expected);
-        assert_eq!(latin1_bytes(Cow::Borrowed("ab")).unwrap().as_ref(), b"ab");
-        assert_eq!(latin1_bytes(Cow::Borrowed("aĀ")), Err('Ā'));
-        assert_eq!(latin1_bytes(Cow::Borrowed("a東")), Err('東'));
+        assert_eq!(latin1_bytes(Cow::Borrowed(&text), &mut SpareBuffers::default()).unwrap().as_ref(), expected);
+        assert_eq!(latin1_bytes(Cow::Owned(text), &mut SpareBuffers::default()).unwrap().as_ref(), expected);
+        assert_eq!(latin1_bytes(Cow::Borrowed("ab"), &mut SpareBuffers::default()).unwrap().as_ref(), b"ab");
+        assert_eq!(latin1_bytes(Cow::Borrowed("aĀ"), &mut SpareBuffers::default()), Err('Ā'));
+        assert_eq!(latin1_bytes(Cow::Borrowed("a東"), &mut SpareBuffers::default()), Err('東'));
     }
 }

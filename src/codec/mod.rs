@@ -344,3 +344,90 @@ pub trait Encode: Send + Sync {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    use crate::event::{MessageEvents, Value};
+
+    /// A message's key (if any) and value.
+    type Message = (Option<Vec<u8>>, Vec<u8>);
+
+    /// A long value first, then shorter ones: a recycled buffer that kept anything of an earlier
+    /// value would show it in a later one.
+    const TEXTS: [&str; 4] = [
+        r#"{\"k\":\"a rather long document, to leave a long buffer behind \u00e9\u00e9\",\"n\":[1,2,3]}"#,
+        r#"{\"k\":\"v\"}"#,
+        r#"x\ny"#,
+        "plain",
+    ];
+
+    fn canal(text: &str) -> Message {
+        let m = format!(
+            r#"{{"id":0,"database":"d","table":"t","pkNames":["id"],"isDdl":false,"type":"INSERT","es":1,"ts":1,"sql":"","sqlType":{{"id":4,"j":12,"b":2004}},"mysqlType":{{"id":"int","j":"json","b":"varbinary(9)"}},"data":[{{"id":"1","j":"{text}","b":"{text}"}}],"old":null}}"#
+        );
+        (None, m.into_bytes())
+    }
+
+    fn open(text: &str) -> Message {
+        use base64::Engine;
+        let key_item = br#"{"ts":1,"scm":"d","tbl":"t","t":1}"#;
+        let decoded: String = serde_json::from_str(&format!("\"{text}\"")).unwrap();
+        let blob = base64::engine::general_purpose::STANDARD.encode(decoded.as_bytes());
+        // Go-quoted bytes, as long as the text.
+        let quoted = r"\\x00".repeat(text.len() / 4 + 1);
+        let value_item = format!(
+            r#"{{"u":{{"j":{{"t":245,"f":0,"v":"{text}"}},"x":{{"t":252,"f":0,"v":"{blob}"}},"b":{{"t":15,"f":1,"v":"{quoted}"}}}}}}"#
+        );
+        let sized = |item: &[u8]| [(item.len() as u64).to_be_bytes().as_slice(), item].concat();
+        // The key batch starts with the batch version; the value batch does not.
+        (Some([1u64.to_be_bytes().to_vec(), sized(key_item)].concat()), sized(value_item.as_bytes()))
+    }
+
+    fn simple(text: &str) -> Message {
+        let m = format!(
+            r#"{{"version":1,"database":"d","table":"t","tableID":1,"type":"INSERT","commitTs":1,"buildTs":1,"schemaVersion":1,"data":{{"id":"1","j":"{text}","b":"AAEC"}}}}"#
+        );
+        (None, m.into_bytes())
+    }
+
+    const SIMPLE_SCHEMA: &str = r#"{"version":1,"type":"BOOTSTRAP","commitTs":0,"buildTs":1,"tableSchema":{"schema":"d","table":"t","tableID":1,"version":1,"columns":[{"name":"id","dataType":{"mysqlType":"int","charset":"binary","collate":"binary","length":11},"nullable":false,"default":null},{"name":"j","dataType":{"mysqlType":"json","charset":"binary","collate":"binary","length":0},"nullable":true,"default":null},{"name":"b","dataType":{"mysqlType":"varbinary","charset":"binary","collate":"binary","length":9},"nullable":true,"default":null}],"indexes":[]}}"#;
+
+    fn decoded<'a>(codec: &mut dyn Codec, (key, value): &'a Message, out: &mut MessageEvents<'a>) -> String {
+        out.clear();
+        match codec.decode(key.as_deref(), value, out) {
+            Ok(()) => format!("{:?} {:?}", out.events, out.columns),
+            Err(fault) => format!("{fault:?}"),
+        }
+    }
+
+    /// One `MessageEvents` cleared between messages, which recycles the buffers of unescaped,
+    /// base64 and Go-unquoted values, reads each message as a fresh one does.
+    #[test]
+    fn recycled_value_buffers_read_every_message_as_a_fresh_one() {
+        let cases = [(Protocol::CanalJson, canal as fn(&str) -> Message), (Protocol::Open, open), (Protocol::SimpleJson, simple)];
+        for (protocol, message) in cases {
+            let mut messages: Vec<_> = TEXTS.iter().chain(TEXTS.iter().rev()).map(|t| message(t)).collect();
+            if protocol == Protocol::SimpleJson {
+                messages.insert(0, (None, SIMPLE_SCHEMA.as_bytes().to_vec()));
+            }
+            let (mut recycling, mut fresh) =
+                (protocol.codec(&CodecOptions::default()).unwrap(), protocol.codec(&CodecOptions::default()).unwrap());
+            let mut reused = MessageEvents::default();
+            let mut owned_values = 0;
+            for (i, m) in messages.iter().enumerate() {
+                let got = decoded(recycling.as_mut(), m, &mut reused);
+                assert_eq!(got, decoded(fresh.as_mut(), m, &mut MessageEvents::default()), "{protocol:?} message {i}");
+                assert!(!got.contains("Fault"), "{protocol:?} message {i}: {got}");
+                owned_values += reused
+                    .columns
+                    .iter()
+                    .filter(|c| matches!(&c.value, Value::Text(Cow::Owned(_)) | Value::Bytes(Cow::Owned(_))))
+                    .count();
+            }
+            assert!(owned_values >= 8, "{protocol:?}: the values under test must need their own buffers");
+        }
+    }
+}

@@ -15,7 +15,7 @@ use super::{gotext, read_u64, BATCH_VERSION, TYPE_DDL, TYPE_RESOLVED, TYPE_ROW};
 use crate::arrow::Compression;
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{flag, Column, ColumnType, Event, EventKind, MessageEvents, Text, Value};
+use crate::event::{flag, push_empty_column, Column, ColumnType, Event, EventKind, MessageEvents, SpareBuffers, Text, Value};
 use crate::json::JsonCursor;
 use crate::mysql::MySqlType;
 
@@ -192,12 +192,12 @@ impl OpenCodec {
             TYPE_ROW => {
                 let images = match self.compression {
                     Compression::None => {
-                        read_row(item, value_at, &mut self.headers, &mut out.columns).map_err(at_base(value_at, "value"))?
+                        read_row(item, value_at, &mut self.headers, &mut out.columns, &mut out.spare).map_err(at_base(value_at, "value"))?
                     }
                     compression => {
                         let plain = inflate(compression, item, value_at)?;
                         let mut local = Vec::new();
-                        let images = read_row(&plain, value_at, &mut self.headers, &mut local).map_err(inflated_fault(value_at))?;
+                        let images = read_row(&plain, value_at, &mut self.headers, &mut local, &mut out.spare).map_err(inflated_fault(value_at))?;
                         let shift = out.columns.len();
                         out.columns.extend(local.into_iter().map(|c| owned_column(c, value_at)));
                         let moved = |r: Option<Range<usize>>| r.map(|r| r.start + shift..r.end + shift);
@@ -249,8 +249,27 @@ fn read_ddl(item: &[u8]) -> FaultResult<(Text<'_>, Text<'_>)> {
 
 /// `{"u": {...}, "p": {...}, "d": {...}}`, each map optional. Column `at` offsets are `base` +
 /// the position in `item`.
-fn read_row<'b>(item: &'b [u8], base: usize, headers: &mut ColumnHeaders, columns: &mut Vec<Column<'b>>) -> FaultResult<RowImages> {
+/// Values that cannot borrow from `item` are written into buffers from `spare`.
+fn read_row<'b>(
+    item: &'b [u8],
+    base: usize,
+    headers: &mut ColumnHeaders,
+    columns: &mut Vec<Column<'b>>,
+    spare: &mut SpareBuffers,
+) -> FaultResult<RowImages> {
     let mut cur = JsonCursor::new(item)?;
+    std::mem::swap(cur.spare(), spare);
+    let images = read_images(&mut cur, base, headers, columns);
+    std::mem::swap(cur.spare(), spare);
+    images
+}
+
+fn read_images<'b>(
+    cur: &mut JsonCursor<'b>,
+    base: usize,
+    headers: &mut ColumnHeaders,
+    columns: &mut Vec<Column<'b>>,
+) -> FaultResult<RowImages> {
     let mut images = RowImages::default();
     cur.begin_object()?;
     let mut first = true;
@@ -272,10 +291,7 @@ fn read_row<'b>(item: &'b [u8], base: usize, headers: &mut ColumnHeaders, column
         let mut first_column = true;
         let mut position = 0;
         while cur.next_member(&mut first_column)? {
-            // Filled in place (see `MessageEvents::push_column`).
-            columns.push(Column::default());
-            let slot = columns.len() - 1;
-            headers.read_column(&mut cur, position, base, &mut columns[slot])?;
+            headers.read_column(cur, position, base, push_empty_column(columns))?;
             position += 1;
         }
         *image = Some(start..columns.len());
@@ -429,13 +445,32 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResul
         Some(b'"') => {
             let text = cur.string()?;
             match ty {
-                Char | VarChar if binary => gotext::go_unquote(&text)
-                    .map(|bytes| Value::Bytes(own_bytes(&text, bytes)))
-                    .map_err(|(i, why)| Fault::new(at + 1 + i, why)),
+                Char | VarChar if binary => {
+                    let unquoted = match gotext::go_unquote(&text, cur.spare()) {
+                        Ok(Cow::Borrowed(_)) => None,
+                        Ok(Cow::Owned(bytes)) => Some(bytes),
+                        Err((i, why)) => return Err(Fault::new(at + 1 + i, why)),
+                    };
+                    Ok(Value::Bytes(match (text, unquoted) {
+                        (Cow::Borrowed(text), None) => Cow::Borrowed(text.as_bytes()),
+                        // No Go escapes: the bytes are the text's own.
+                        (Cow::Owned(text), None) => Cow::Owned(text.into_bytes()),
+                        (text, Some(bytes)) => {
+                            if let Cow::Owned(text) = text {
+                                cur.spare().give(text.into_bytes());
+                            }
+                            Cow::Owned(bytes)
+                        }
+                    }))
+                }
                 TinyText | Text | MediumText | LongText => {
-                    let bytes = GO_BASE64
-                        .decode(text.as_bytes())
+                    let mut bytes = cur.spare().take(text.len() / 4 * 3 + 3);
+                    GO_BASE64
+                        .decode_vec(text.as_bytes(), &mut bytes)
                         .map_err(|e| Fault::new(at, format!("blob/text value is not base64: {e}")))?;
+                    if let Cow::Owned(text) = text {
+                        cur.spare().give(text.into_bytes());
+                    }
                     if binary {
                         Ok(Value::Bytes(Cow::Owned(bytes)))
                     } else {
@@ -467,14 +502,6 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResul
         }
         Some(_) => Err(cur.fault("column value must be a string, a number or null")),
         None => Err(cur.fault("unexpected end of the value item")),
-    }
-}
-
-/// Bytes unquoted from `text`: borrowed from the message when `text` was.
-fn own_bytes<'b>(text: &Text<'b>, bytes: Cow<'_, [u8]>) -> Cow<'b, [u8]> {
-    match (text, bytes) {
-        (Cow::Borrowed(s), Cow::Borrowed(_)) => Cow::Borrowed(s.as_bytes()),
-        (_, bytes) => Cow::Owned(bytes.into_owned()),
     }
 }
 

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::io::Write;
 
 use super::printable::is_print;
+use crate::event::SpareBuffers;
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
@@ -127,13 +128,14 @@ fn push_hex(out: &mut String, prefix: &str, v: u32, digits: u32) {
 }
 
 /// Undoes `strconv.Quote` (the inner text, quotes already stripped), as Go's `strconv.Unquote`
-/// of a double-quoted string: the bytes, or the offset in `s` of what it rejects and why.
-pub fn go_unquote(s: &str) -> Result<Cow<'_, [u8]>, (usize, &'static str)> {
+/// of a double-quoted string: the bytes, or the offset in `s` of what it rejects and why. Bytes
+/// with escapes are written into a buffer from `spare`.
+pub fn go_unquote<'s>(s: &'s str, spare: &mut SpareBuffers) -> Result<Cow<'s, [u8]>, (usize, &'static str)> {
     let b = s.as_bytes();
     let Some(first) = b.iter().position(|&c| matches!(c, b'\\' | b'"' | b'\n')) else {
         return Ok(Cow::Borrowed(b));
     };
-    let mut out = Vec::with_capacity(b.len());
+    let mut out = spare.take(b.len());
     out.extend_from_slice(&b[..first]);
     let mut i = first;
     while i < b.len() {
@@ -284,12 +286,12 @@ mod tests {
         let mut q = String::new();
         go_quote(bytes, &mut q);
         assert_eq!(q, "\\x89PNG\\r\\n\\x1a\\n\\x00\\a\\v\\\"\\\\ é\\u2028😀\\ue000\\xed\\xa0\\x80");
-        assert_eq!(go_unquote(&q).unwrap().as_ref(), bytes);
-        assert_eq!(go_unquote("\\101\\U0001F600").unwrap().as_ref(), "A😀".as_bytes());
-        assert!(go_unquote("\\400").is_err());
-        assert!(go_unquote("\\'").is_err());
-        assert!(go_unquote("\\x4").is_err());
-        assert!(go_unquote("\\ud800").is_err());
+        assert_eq!(go_unquote(&q, &mut SpareBuffers::default()).unwrap().as_ref(), bytes);
+        assert_eq!(go_unquote("\\101\\U0001F600", &mut SpareBuffers::default()).unwrap().as_ref(), "A😀".as_bytes());
+        assert!(go_unquote("\\400", &mut SpareBuffers::default()).is_err());
+        assert!(go_unquote("\\'", &mut SpareBuffers::default()).is_err());
+        assert!(go_unquote("\\x4", &mut SpareBuffers::default()).is_err());
+        assert!(go_unquote("\\ud800", &mut SpareBuffers::default()).is_err());
     }
 
     #[test]

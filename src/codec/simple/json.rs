@@ -13,7 +13,7 @@ use base64::Engine;
 use super::checksum::RowChecksum;
 use super::{finish_row, ImageOrder, Kind, Outcome, RowHeader, State, Table, TableColumn, TableSchema};
 use crate::error::{Fault, FaultResult};
-use crate::event::{Event, EventKind, MessageEvents, Text, Value};
+use crate::event::{Event, EventKind, MessageEvents, SpareBuffers, Text, Value};
 use crate::json::JsonCursor;
 
 #[derive(Default)]
@@ -51,6 +51,19 @@ struct Header<'a> {
 impl JsonDecoder {
     pub fn decode<'a>(&mut self, state: &mut State, value: &'a [u8], out: &mut MessageEvents<'a>) -> FaultResult<Outcome> {
         let mut cur = JsonCursor::new(value)?;
+        std::mem::swap(cur.spare(), &mut out.spare);
+        let outcome = self.read_message(&mut cur, state, value, out);
+        std::mem::swap(cur.spare(), &mut out.spare);
+        outcome
+    }
+
+    fn read_message<'a>(
+        &mut self,
+        cur: &mut JsonCursor<'a>,
+        state: &mut State,
+        value: &'a [u8],
+        out: &mut MessageEvents<'a>,
+    ) -> FaultResult<Outcome> {
         let mut h = Header {
             kind: None,
             database: None,
@@ -80,9 +93,9 @@ impl JsonDecoder {
                 "schemaVersion" => h.schema_version = cur.u64()?,
                 "claimCheckLocation" => h.claim_check = if cur.null()? { None } else { Some(cur.string()?) },
                 "handleKeyOnly" => h.handle_key_only = !cur.null()? && cur.bool()?,
-                "checksum" => h.checksum = read_checksum(&mut cur)?,
+                "checksum" => h.checksum = read_checksum(cur)?,
                 "data" | "old" => {
-                    let image = self.image(&mut cur, state, &h, out)?;
+                    let image = self.image(cur, state, &h, out)?;
                     if key == "data" { h.data = image } else { h.old = image }
                 }
                 "tableSchema" | "preTableSchema" => {
@@ -91,7 +104,7 @@ impl JsonDecoder {
                     }
                     cur.peek();
                     let start = cur.offset();
-                    let schema = TableSchema::read_json(&mut cur)?;
+                    let schema = TableSchema::read_json(cur)?;
                     if key == "tableSchema" {
                         let text = std::str::from_utf8(&value[start..cur.offset()]).expect("checked UTF-8, cut at JSON tokens");
                         h.table_schema = Some((schema, text));
@@ -105,7 +118,7 @@ impl JsonDecoder {
         if !cur.at_end() {
             return Err(cur.fault("data after the message object"));
         }
-        self.emit(&mut cur, state, h, out)
+        self.emit(cur, state, h, out)
     }
 
     /// Reads a row image now if its schema is known, else skips it for later.
@@ -170,7 +183,7 @@ impl JsonDecoder {
             Some(b'"') => {
                 let at = cur.offset();
                 let text = cur.string()?;
-                convert(column, text, at)
+                convert(column, text, at, cur.spare())
             }
             Some(b'n') => {
                 cur.null()?;
@@ -180,7 +193,7 @@ impl JsonDecoder {
             Some(b'-' | b'0'..=b'9') => {
                 let at = cur.offset();
                 let text = cur.number_text()?;
-                convert(column, Cow::Borrowed(text), at)
+                convert(column, Cow::Borrowed(text), at, cur.spare())
             }
             _ => Err(cur.fault(format!("column {}: expected a string or null", column.name))),
         }
@@ -308,7 +321,7 @@ pub(super) fn schema_event<'a>(kind: EventKind, commit_ts: u64, schema: &TableSc
 
 /// A JSON string (or, from other producers, a number) as the column's value.
 #[inline]
-fn convert<'a>(column: &TableColumn, text: Text<'a>, at: usize) -> FaultResult<Value<'a>> {
+fn convert<'a>(column: &TableColumn, text: Text<'a>, at: usize, spare: &mut SpareBuffers) -> FaultResult<Value<'a>> {
     let bad = |text: &str| Fault::new(at, format!("column {}: {text:?} is not a valid {} value", column.name, column.ty.base.name(column.ty.binary)));
     Ok(match column.kind {
         Kind::Signed => Value::Int(text.parse().map_err(|_| bad(&text))?),
@@ -316,7 +329,11 @@ fn convert<'a>(column: &TableColumn, text: Text<'a>, at: usize) -> FaultResult<V
         Kind::Float => Value::Float32(text.parse().map_err(|_| bad(&text))?),
         Kind::Double => Value::Float64(text.parse().map_err(|_| bad(&text))?),
         Kind::Binary => {
-            let bytes = base64::engine::general_purpose::STANDARD.decode(text.as_bytes()).map_err(|_| bad(&text))?;
+            let mut bytes = spare.take(text.len() / 4 * 3 + 3);
+            base64::engine::general_purpose::STANDARD.decode_vec(text.as_bytes(), &mut bytes).map_err(|_| bad(&text))?;
+            if let Cow::Owned(text) = text {
+                spare.give(text.into_bytes());
+            }
             Value::Bytes(Cow::Owned(bytes))
         }
         Kind::Timestamp | Kind::Text => Value::Text(text),
