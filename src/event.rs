@@ -192,6 +192,11 @@ pub struct MessageEvents<'a> {
 impl<'a> MessageEvents<'a> {
     pub fn clear(&mut self) {
         self.events.clear();
+        self.keys.clear();
+        if !self.spare.lent_since_reclaim() {
+            self.columns.clear();
+            return;
+        }
         for column in self.columns.drain(..) {
             if let Cow::Owned(name) = column.name {
                 self.spare.give(name.into_bytes());
@@ -202,7 +207,6 @@ impl<'a> MessageEvents<'a> {
                 _ => {}
             }
         }
-        self.keys.clear();
     }
 
     /// Appends an empty column for the caller to fill in place (see [`push_empty_column`]).
@@ -230,7 +234,13 @@ impl<'a> MessageEvents<'a> {
 /// buffers of up to 8 KiB) so that a message of many large values is not held for the life of the
 /// decoder; a larger value costs an allocation, which copying it outweighs anyway.
 #[derive(Debug, Default)]
-pub struct SpareBuffers(Vec<Vec<u8>>);
+pub struct SpareBuffers {
+    free: Vec<Vec<u8>>,
+    /// Whether a buffer was taken since the last [`Self::lent_since_reclaim`]: messages whose
+    /// values all borrow (all of Craft's and Avro's, most JSON) are cleared without a look at
+    /// each value.
+    lent: bool,
+}
 
 impl SpareBuffers {
     const MAX_BUFFERS: usize = 512;
@@ -239,7 +249,8 @@ impl SpareBuffers {
     /// An empty buffer with room for at least `capacity` bytes.
     #[inline]
     pub fn take(&mut self, capacity: usize) -> Vec<u8> {
-        match self.0.pop() {
+        self.lent = true;
+        match self.free.pop() {
             Some(mut buffer) => {
                 buffer.reserve(capacity);
                 buffer
@@ -250,10 +261,15 @@ impl SpareBuffers {
 
     #[inline]
     pub fn give(&mut self, mut buffer: Vec<u8>) {
-        if self.0.len() < Self::MAX_BUFFERS && (1..=Self::MAX_CAPACITY).contains(&buffer.capacity()) {
+        if self.free.len() < Self::MAX_BUFFERS && (1..=Self::MAX_CAPACITY).contains(&buffer.capacity()) {
             buffer.clear();
-            self.0.push(buffer);
+            self.free.push(buffer);
         }
+    }
+
+    /// Whether buffers were taken since the last call, which starts the count again.
+    fn lent_since_reclaim(&mut self) -> bool {
+        std::mem::take(&mut self.lent)
     }
 }
 
@@ -304,8 +320,8 @@ mod tests {
         (0..600).for_each(|_| spare.give(Vec::with_capacity(16)));
         spare.give(Vec::with_capacity(16 * 1024));
         spare.give(Vec::new());
-        assert_eq!(spare.0.len(), SpareBuffers::MAX_BUFFERS);
-        assert!(spare.0.iter().all(|b| b.capacity() <= SpareBuffers::MAX_CAPACITY));
+        assert_eq!(spare.free.len(), SpareBuffers::MAX_BUFFERS);
+        assert!(spare.free.iter().all(|b| b.capacity() <= SpareBuffers::MAX_CAPACITY));
     }
 
     #[test]
