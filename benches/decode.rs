@@ -1,6 +1,7 @@
 //! Decode throughput: batches of 10,000 Canal-JSON messages (~1 KB each, a dozen mixed-type
-//! columns, 60/30/10 INSERT/UPDATE/DELETE) into the envelope and typed layouts, against a plain
-//! copy of the same bytes (the memcpy floor).
+//! columns, 60/30/10 INSERT/UPDATE/DELETE) into the envelope and typed layouts, against two
+//! floors: serde_json reading the same messages while building nothing (`canal_json/json_floor`)
+//! and a plain copy of the same bytes (`copy_floor`).
 //!
 //!     cargo bench --bench decode
 //!     cargo bench --bench decode -- canal_json/typed     # one group
@@ -70,6 +71,12 @@ fn canal_json(c: &mut Criterion) {
         group.bench_function("10k", |b| b.iter(|| black_box(dec.decode(black_box(&batch)).unwrap())));
         group.finish();
     }
+
+    // Reading the JSON and building nothing (see `common::skim_json`).
+    let mut group = c.benchmark_group("canal_json/json_floor");
+    configure(&mut group, bytes);
+    group.bench_function("10k", |b| b.iter(|| assert_eq!(common::skim_json(messages.iter().map(|m| black_box(m.as_slice()))), MESSAGES)));
+    group.finish();
 
     // The floor: the same bytes copied once into an allocated buffer.
     let values = batch.column(0).as_binary::<i32>();

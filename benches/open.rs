@@ -7,7 +7,8 @@
 //!
 //! Groups: `open/codec` decodes into the event model only (the codec alone), `open/typed` and
 //! `open/envelope` go through `BatchDecoder` into Arrow, `open/encode` writes the Kafka
-//! messages from events. Throughput is in bytes of Kafka key + value.
+//! messages from events, and `open/json_floor` reads the JSON items with serde_json while
+//! building nothing (the floor of reading the text at all). Throughput is in bytes of Kafka key + value.
 
 mod common;
 
@@ -122,6 +123,19 @@ fn cpu_throughput(name: &str, bytes: u64, mut f: impl FnMut()) {
     }
 }
 
+/// The JSON items of an Open key (after its 8-byte version) or value: each is an 8-byte
+/// big-endian length and that many bytes.
+fn open_items(items_start: usize, message: &[u8]) -> Vec<&[u8]> {
+    let mut items = Vec::new();
+    let mut rest = &message[items_start..];
+    while let Some((len, tail)) = rest.split_first_chunk::<8>() {
+        let (item, tail) = tail.split_at(u64::from_be_bytes(*len) as usize);
+        items.push(item);
+        rest = tail;
+    }
+    items
+}
+
 fn open(c: &mut Criterion) {
     let changes = common::changes(EVENTS, SEED);
     let events = events(&changes);
@@ -160,6 +174,16 @@ fn open(c: &mut Criterion) {
                 assert_eq!(black_box(n), EVENTS);
             })
         });
+        group.finish();
+
+        // Reading the JSON of every key and value item and building nothing (see
+        // `common::skim_json`).
+        let items: Vec<&[u8]> = records.iter().flat_map(|r| [(8, r.key.as_deref().unwrap()), (0, &r.value[..])])
+            .flat_map(|(start, message)| open_items(start, message))
+            .collect();
+        let mut group = c.benchmark_group(format!("open/json_floor/x{per_message}"));
+        configure(&mut group, bytes);
+        group.bench_function("10k", |b| b.iter(|| assert_eq!(common::skim_json(items.iter().map(|i| black_box(*i))), 2 * EVENTS)));
         group.finish();
 
         let input = batch(&records);

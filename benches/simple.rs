@@ -3,7 +3,9 @@
 //!
 //! * `<flavour>/codec`: the codec alone, message by message into the event model;
 //! * `<flavour>/typed`: through `BatchDecoder` into the typed Arrow layout;
-//! * `<flavour>/encode`: events to Kafka values.
+//! * `<flavour>/encode`: events to Kafka values;
+//! * `simple_json/json_floor`: serde_json reading the same messages while building nothing (the
+//!   floor of reading the text at all).
 //!
 //!     cargo bench --bench simple
 
@@ -156,6 +158,16 @@ fn simple(c: &mut Criterion) {
             })
         });
         group.finish();
+
+        if protocol == Protocol::SimpleJson {
+            // Reading the JSON and building nothing (see `common::skim_json`).
+            let mut group = c.benchmark_group("simple_json/json_floor");
+            configure(&mut group, bytes);
+            group.bench_function("10k", |b| {
+                b.iter(|| assert_eq!(common::skim_json(rows.iter().map(|v| black_box(v.as_slice()))), MESSAGES))
+            });
+            group.finish();
+        }
 
         // Typed Arrow through the driver; the BOOTSTRAP is decoded once, outside the timing.
         let layout = LayoutOptions::Typed {
