@@ -23,7 +23,7 @@ pub mod encode;
 pub mod json;
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::sync::{Mutex, OnceLock};
 
 use rustc_hash::FxHashMap;
@@ -569,7 +569,7 @@ pub fn intern(text: String) -> Text<'static> {
 #[derive(Default)]
 pub struct SchemaCache {
     tables: Vec<Table>,
-    by_version: HashMap<u64, Vec<usize>>,
+    by_version: FxHashMap<u64, Vec<usize>>,
 }
 
 impl SchemaCache {
