@@ -252,3 +252,40 @@ fn finish_int(builder: &mut Int64Builder) -> ArrayRef {
     let next = Int64Builder::with_capacity(builder.len());
     Arc::new(std::mem::replace(builder, next).finish())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+
+    use super::*;
+    use crate::event::EventKind;
+
+    #[test]
+    fn mostly_null_columns_put_each_value_on_its_own_row_across_batches() {
+        let mut meta = MetaBuilder::new(true);
+        let row = Event::new(EventKind::Insert, 1);
+        let mut ddl = Event::new(EventKind::Ddl, 2);
+        ddl.ddl = Some(Cow::Borrowed("ALTER TABLE t ADD c INT"));
+        ddl.partition_id = Some(7);
+        meta.append(&row, 0);
+        meta.append(&row, 0);
+        meta.append(&ddl, 1);
+        meta.append_error(2, "bad", None, Some(b"x"));
+        meta.append(&row, 3);
+        let columns = meta.finish();
+        let ddl_texts: Vec<Option<&str>> = columns[8].as_string::<i32>().iter().collect();
+        assert_eq!(ddl_texts, [None, None, Some("ALTER TABLE t ADD c INT"), None, None]);
+        let partitions: Vec<Option<i64>> = columns[5].as_primitive::<Int64Type>().iter().collect();
+        assert_eq!(partitions, [None, None, Some(7), None, None]);
+        assert!(columns.iter().all(|c| c.len() == 5));
+
+        // The next batch starts with no nulls left over.
+        meta.append(&ddl, 0);
+        let columns = meta.finish();
+        assert!(columns.iter().all(|c| c.len() == 1));
+        assert_eq!(columns[8].as_string::<i32>().value(0), "ALTER TABLE t ADD c INT");
+    }
+}
