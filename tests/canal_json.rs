@@ -93,6 +93,30 @@ fn partial_old_is_completed_from_data() {
     assert_eq!(pairs, [("id", "7"), ("note", "before"), ("blob", "AP8=")]);
 }
 
+/// TiCDC v4.0.9 to v5.3 (`newFlatMessageForDML`) wrote `"old":[null]` on every INSERT; Go reads
+/// the null row as an empty map: the INSERT is whole, and an UPDATE's old row is all of `data`.
+#[test]
+fn null_rows_in_old_are_empty_rows() {
+    let insert = br#"{"id":0,"database":"shop","table":"t1","pkNames":["id"],"isDdl":false,"type":"INSERT","es":1,"ts":0,"sql":"","sqlType":{"id":4,"name":12},"mysqlType":{"id":"int","name":"varchar"},"data":[{"id":"100","name":"x"}],"old":[null]}"#;
+    let old_first = br#"{"old":[null],"data":[{"id":"101","name":"y"}],"database":"shop","table":"t1","pkNames":["id"],"isDdl":false,"type":"INSERT","mysqlType":{"id":"int","name":"varchar"}}"#;
+    let update = br#"{"database":"shop","table":"t1","pkNames":["id"],"isDdl":false,"type":"UPDATE","mysqlType":{"id":"int","name":"varchar"},"data":[{"id":"102","name":"z"}],"old":[null]}"#;
+    let messages = vec![insert.to_vec(), old_first.to_vec(), update.to_vec()];
+    let out = decoder(OnError::Raise, Compression::None).decode(&batch(messages)).unwrap();
+    let ops = out.column_by_name("_op").unwrap().as_string::<i32>();
+    assert_eq!((0..ops.len()).map(|i| ops.value(i)).collect::<Vec<_>>(), ["INSERT", "INSERT", "UPDATE"]);
+    let image = |column: &str, row: usize| -> Vec<(String, String)> {
+        let map = out.column_by_name(column).unwrap().as_map();
+        let entries = map.value(row);
+        let (keys, values) = (entries.column(0).as_string::<i32>(), entries.column(1).as_string::<i32>());
+        (0..keys.len()).map(|i| (keys.value(i).to_string(), values.value(i).to_string())).collect()
+    };
+    let row = |id: &str, name: &str| vec![("id".to_string(), id.to_string()), ("name".to_string(), name.to_string())];
+    assert_eq!(image("_after", 0), row("100", "x"));
+    assert_eq!(image("_after", 1), row("101", "y"));
+    assert!(out.column_by_name("_before").unwrap().is_null(0) && out.column_by_name("_before").unwrap().is_null(1));
+    assert_eq!(image("_before", 2), row("102", "z"));
+}
+
 #[test]
 fn collect_keeps_one_error_row_per_bad_message() {
     let good = sample_message();

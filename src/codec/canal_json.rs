@@ -317,7 +317,7 @@ fn column_type(text: Text<'_>) -> ColumnType<'_> {
     ColumnType { base, unsigned, binary, text: Some(text), flags: None }
 }
 
-/// Reads `null` or an array of row objects, appending each row's columns to `out.columns` and its
+/// Reads `null` or an array of row objects (a `null` row is an empty one), appending each row's columns to `out.columns` and its
 /// range to `rows`. Returns whether an array was read.
 fn read_rows<'a>(
     cur: &mut JsonCursor<'a>,
@@ -332,6 +332,12 @@ fn read_rows<'a>(
     let mut first_row = true;
     while cur.next_item(&mut first_row)? {
         let start = out.columns.len();
+        if cur.null()? {
+            // TiCDC v4.0.9 to v5.3 wrote `"old":[null]` on every INSERT (for Canal's adapter);
+            // Go reads a null row as an empty map.
+            rows.push(start..start);
+            continue;
+        }
         cur.begin_object()?;
         let mut first = true;
         while let Some(name) = cur.next_key(&mut first)? {
