@@ -10,7 +10,7 @@ for those engines. All decoding happens in Rust; Arrow crosses over through the 
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import pyarrow as pa
 
@@ -102,7 +102,7 @@ class Decoder:
     ) -> None:
         if protocol != "auto" and protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {protocol!r}; expected one of {PROTOCOLS} or 'auto'")
-        self._options = dict(
+        self._options: dict[str, Any] = dict(
             protocol=protocol,
             layout=layout,
             table=table,

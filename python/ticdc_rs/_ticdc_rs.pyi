@@ -1,7 +1,11 @@
 """Type stubs for the private native module. Use the public `ticdc_rs` package instead."""
 
 from os import PathLike
-from typing import Any, Sequence
+from typing import Any, Sequence, final
+
+from typing_extensions import Self
+
+__all__ = ["DecodeError", "NativeDecoder", "NativeEncoder", "infer_schema", "schema_from_ddl", "__version__"]
 
 __version__: str
 
@@ -11,9 +15,10 @@ class DecodeError(ValueError):
     offset: int
     reason: str
 
+@final
 class NativeDecoder:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         protocol: str | None,
         layout: str,
         table: str | None,
@@ -27,7 +32,7 @@ class NativeDecoder:
         carry: Sequence[Any],
         verify_checksum: bool,
         max_pending: int,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def schema(self) -> Any:
         """An object with `__arrow_c_schema__`."""
@@ -38,8 +43,9 @@ class NativeDecoder:
     def flush(self) -> Any:
         """End of stream: rows still waiting for their schema, as errors per `on_error`."""
 
+@final
 class NativeEncoder:
-    def __init__(self, protocol: str, options: Sequence[tuple[str, str]]) -> None: ...
+    def __new__(cls, protocol: str, options: Sequence[tuple[str, str]]) -> Self: ...
     @property
     def schema(self) -> Any:
         """`key` (binary, nullable) and `value` (binary)."""
