@@ -423,6 +423,22 @@ fn hand_built_message_decodes() {
     assert_eq!(out.events[0].commit_ts, 5);
 }
 
+/// TiCDC v5.2.0 wrote a row event without column groups for a transaction whose changes cancel
+/// out (`newRowChangedMessage` with no columns): it has no event, and the others of its message
+/// keep theirs.
+#[test]
+fn row_events_without_column_groups_have_no_event() {
+    // Two row events of test.t at ts 5 and 6, partition -1; the second with an empty body.
+    let headers = [0x05, 0x01, 0x01, 0x01, 0x01, 0x00, 0x00, 0x00, 0x02, 0x00];
+    let group = [0x01, 0x01, 0x04, 0x03, 0x41, 0x02, 0x54]; // new: a INT = 42
+    let dictionary = [0x03, 0x04, 0x01, 0x01, b't', b'e', b's', b't', b't', b'a'];
+    let g = group.len() as i64;
+    let m = assemble(&headers, &group, &dictionary, &[vec![10, 10], vec![g, 0], vec![g], vec![]]);
+    let out = decode(&m).unwrap();
+    assert_eq!(out.events.iter().map(|e| e.commit_ts).collect::<Vec<_>>(), [5]);
+    assert_eq!(out.after(&out.events[0])[0].value, Value::Int(42));
+}
+
 #[test]
 fn hostile_messages_are_faults() {
     let faults = [

@@ -10,6 +10,10 @@
 //! A table's messages repeat its `sqlType` and `mysqlType` objects byte for byte, so the codec
 //! remembers the last text of each and what it read from it: a message that repeats them is
 //! matched with one comparison instead of being parsed again (see [`RepeatedTypes`]).
+//!
+//! `mysqlType` says all there is to know about a column in TiCDC v5.4 and later. Earlier releases
+//! (v4.0.9 to v5.3, `canal.go` `buildColumn`) wrote it without `unsigned` and wrote BINARY and
+//! VARBINARY values as their raw text; only their `sqlType` codes tell (see [`SqlTypes`]).
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -25,10 +29,135 @@ pub struct CanalJsonCodec {
     data_rows: Vec<Range<usize>>,
     old_rows: Vec<Range<usize>>,
     /// The `mysqlType` map's allocation, kept empty between objects (see [`recycle`]).
-    types: Vec<(Text<'static>, ColumnType<'static>)>,
+    types: Vec<Declared<'static>>,
     mysql_types: RepeatedTypes,
-    /// The last `sqlType` object's text: JDBC type codes, which this codec does not need.
-    sql_types: Vec<u8>,
+    sql_types: SqlTypes,
+    hints: TypeHints,
+}
+
+/// A `mysqlType` entry: the column's name and type, and how its values are written.
+#[derive(Debug, Clone)]
+struct Declared<'a> {
+    name: Text<'a>,
+    ty: ColumnType<'a>,
+    /// The values of this binary column are their raw text rather than ISO-8859-1.
+    raw_text: bool,
+}
+
+impl<'a> Declared<'a> {
+    fn new(name: Text<'a>, ty: ColumnType<'a>) -> Self {
+        Declared { name, ty, raw_text: false }
+    }
+}
+
+/// The last `sqlType` object (JDBC type codes by column name), its text and the codes read from
+/// it. Before v5.4, TiCDC could not tell signed integers from unsigned, so it wrote `mysqlType`
+/// without `unsigned` and gave every integer column the code of the next wider type (TINYINT as
+/// SMALLINT, ..., BIGINT as DECIMAL); and it wrote BINARY and VARBINARY values as their raw
+/// text, with the code VARCHAR or CHAR, where it writes ISO-8859-1 under the code BLOB today.
+#[derive(Default)]
+struct SqlTypes {
+    text: Vec<u8>,
+    codes: Vec<(String, i64)>,
+    /// Counts the objects read afresh, so that [`TypeHints`] know when to look again.
+    generation: u64,
+}
+
+mod jdbc {
+    pub const CHAR: i64 = 1;
+    pub const DECIMAL: i64 = 3;
+    pub const INTEGER: i64 = 4;
+    pub const SMALLINT: i64 = 5;
+    pub const VARCHAR: i64 = 12;
+    pub const BIGINT: i64 = -5;
+}
+
+impl SqlTypes {
+    fn read(&mut self, cur: &mut JsonCursor<'_>) -> FaultResult<()> {
+        if cur.skip_if_next(&self.text) {
+            return Ok(());
+        }
+        cur.peek();
+        let at = cur.offset();
+        self.codes.clear();
+        self.generation += 1;
+        if !cur.null()? {
+            cur.begin_object()?;
+            let mut first = true;
+            while let Some(name) = cur.next_key(&mut first)? {
+                // Codes are numbers; anything else is no code (as it was when none were read).
+                match cur.peek() {
+                    Some(b'-' | b'0'..=b'9') => {
+                        if let Ok(code) = cur.number_text()?.parse() {
+                            self.codes.push((name.into_owned(), code));
+                        }
+                    }
+                    _ => cur.skip_value()?,
+                }
+            }
+        }
+        self.text.clear();
+        self.text.extend_from_slice(cur.slice(at..cur.offset()).as_bytes());
+        Ok(())
+    }
+
+    fn code(&self, name: &str, position: usize) -> Option<i64> {
+        match self.codes.get(position) {
+            Some((n, code)) if same_name(n, name) => Some(*code),
+            _ => self.codes.iter().find(|(n, _)| same_name(n, name)).map(|(_, code)| *code),
+        }
+    }
+}
+
+/// What a `sqlType` code adds to a column's `mysqlType`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Hint {
+    /// An integer whose sign TiCDC did not know: read at the unsigned width, which holds both.
+    SignUnknown,
+    /// A binary column whose values are their raw text.
+    RawText,
+}
+
+impl Hint {
+    fn of(ty: &ColumnType<'_>, code: i64) -> Option<Hint> {
+        use MySqlType as T;
+        match (ty.base, code) {
+            (T::TinyInt, jdbc::SMALLINT) | (T::SmallInt, jdbc::INTEGER) | (T::Int, jdbc::BIGINT)
+            | (T::BigInt, jdbc::DECIMAL)
+                if !ty.unsigned =>
+            {
+                Some(Hint::SignUnknown)
+            }
+            (T::Char | T::VarChar, jdbc::CHAR | jdbc::VARCHAR) if ty.binary => Some(Hint::RawText),
+            _ => None,
+        }
+    }
+
+    /// Whether some code could give this column a hint.
+    fn possible(ty: &ColumnType<'_>) -> bool {
+        use MySqlType as T;
+        match ty.base {
+            T::TinyInt | T::SmallInt | T::Int | T::BigInt => !ty.unsigned,
+            T::Char | T::VarChar => ty.binary,
+            _ => false,
+        }
+    }
+
+    fn apply(self, column: &mut Declared<'_>) {
+        match self {
+            Hint::SignUnknown => column.ty.unsigned = true,
+            Hint::RawText => column.raw_text = true,
+        }
+    }
+}
+
+/// The hints of the last pair of `mysqlType` and `sqlType` objects, by `mysqlType` position:
+/// worked out when either object changes, applied to every message that repeats both (for
+/// TiCDC v5.4 and later there are none).
+#[derive(Default)]
+struct TypeHints {
+    generations: (u64, u64),
+    hints: Vec<(usize, Hint)>,
 }
 
 /// The last `mysqlType` object read, as text, and each entry's name and type text as offsets
@@ -38,11 +167,13 @@ pub struct CanalJsonCodec {
 struct RepeatedTypes {
     text: Vec<u8>,
     entries: Vec<(Range<usize>, Range<usize>, ColumnType<'static>)>,
+    /// Counts the objects read afresh, so that [`TypeHints`] know when to look again.
+    generation: u64,
 }
 
 impl RepeatedTypes {
     /// Reads the types from the cache when the message repeats the remembered object.
-    fn read<'a>(&self, cur: &mut JsonCursor<'a>, types: &mut Vec<(Text<'a>, ColumnType<'a>)>) -> bool {
+    fn read<'a>(&self, cur: &mut JsonCursor<'a>, types: &mut Vec<Declared<'a>>) -> bool {
         if !cur.skip_if_next(&self.text) {
             return false;
         }
@@ -56,21 +187,22 @@ impl RepeatedTypes {
                 text: Some(Cow::Borrowed(text)),
                 flags: ty.flags,
             };
-            (Cow::Borrowed(cur.slice(at + name.start..at + name.end)), ty)
+            Declared::new(Cow::Borrowed(cur.slice(at + name.start..at + name.end)), ty)
         }));
         true
     }
 
     /// Remembers the object `cur` has just read, from `at`, into `types`.
-    fn remember(&mut self, cur: &JsonCursor<'_>, at: usize, types: &[(Text<'_>, ColumnType<'_>)]) {
+    fn remember(&mut self, cur: &JsonCursor<'_>, at: usize, types: &[Declared<'_>]) {
         self.text.clear();
         self.entries.clear();
+        self.generation += 1;
         let object = cur.slice(at..cur.offset());
         let offset_of = |s: &str| {
             let from = (s.as_ptr() as usize).wrapping_sub(object.as_ptr() as usize);
             (from.saturating_add(s.len()) <= object.len()).then_some(from..from + s.len())
         };
-        for (name, ty) in types {
+        for Declared { name, ty, .. } in types {
             let (Cow::Borrowed(name), Some(Cow::Borrowed(text))) = (name, &ty.text) else { break };
             let (Some(name), Some(text)) = (offset_of(name), offset_of(text)) else { break };
             self.entries.push((name, text, ColumnType { text: None, ..ty.clone() }));
@@ -87,7 +219,7 @@ impl RepeatedTypes {
 /// borrow from each message, so the codec cannot keep them; it keeps their storage instead of
 /// allocating it per message. (Collecting an empty `into_iter` in place reuses the buffer.)
 #[allow(clippy::unnecessary_filter_map)] // `filter` would keep the lifetime; this changes it
-fn recycle<'b>(mut v: Vec<(Text<'_>, ColumnType<'_>)>) -> Vec<(Text<'b>, ColumnType<'b>)> {
+fn recycle<'b>(mut v: Vec<Declared<'_>>) -> Vec<Declared<'b>> {
     v.clear();
     v.into_iter().filter_map(|_| None).collect()
 }
@@ -149,7 +281,7 @@ impl CanalJsonCodec {
     fn decode_object_with<'a>(
         &mut self,
         cur: &mut JsonCursor<'a>,
-        types: &mut Vec<(Text<'a>, ColumnType<'a>)>,
+        types: &mut Vec<Declared<'a>>,
         out: &mut MessageEvents<'a>,
     ) -> FaultResult<()> {
         let object_at = cur.offset();
@@ -159,6 +291,7 @@ impl CanalJsonCodec {
         let mut data_read = false;
         let mut old_read = false;
         let mut types_seen = false;
+        let mut codes_seen = false;
 
         cur.begin_object()?;
         let mut first = true;
@@ -177,20 +310,23 @@ impl CanalJsonCodec {
                         self.mysql_types.remember(cur, at, types);
                     }
                     types_seen = true;
-                }
-                "sqlType" => {
-                    if !cur.skip_if_next(&self.sql_types) {
-                        cur.peek();
-                        let at = cur.offset();
-                        cur.skip_value()?;
-                        self.sql_types.clear();
-                        self.sql_types.extend_from_slice(cur.slice(at..cur.offset()).as_bytes());
+                    if codes_seen {
+                        self.apply_hints(types);
                     }
                 }
-                "data" if types_seen => {
+                "sqlType" => {
+                    self.sql_types.read(cur)?;
+                    codes_seen = true;
+                    if types_seen {
+                        self.apply_hints(types);
+                    }
+                }
+                // Rows are read once their types are final: after `sqlType` too where it could
+                // change them.
+                "data" if types_seen && (codes_seen || !types.iter().any(|d| Hint::possible(&d.ty))) => {
                     data_read = read_rows(cur, types, out, &mut self.data_rows)?;
                 }
-                "old" if types_seen => {
+                "old" if types_seen && (codes_seen || !types.iter().any(|d| Hint::possible(&d.ty))) => {
                     old_read = read_rows(cur, types, out, &mut self.old_rows)?;
                 }
                 "data" | "old" => {
@@ -216,6 +352,25 @@ impl CanalJsonCodec {
         }
         cur.seek(end);
         self.emit(h, object_at, out)
+    }
+
+    /// Applies the `sqlType` hints to the types just read (see [`SqlTypes`]).
+    fn apply_hints(&mut self, types: &mut [Declared<'_>]) {
+        let generations = (self.mysql_types.generation, self.sql_types.generation);
+        if self.hints.generations != generations {
+            self.hints.generations = generations;
+            self.hints.hints.clear();
+            for (i, d) in types.iter().enumerate() {
+                if let Some(hint) = self.sql_types.code(&d.name, i).and_then(|code| Hint::of(&d.ty, code)) {
+                    self.hints.hints.push((i, hint));
+                }
+            }
+        }
+        for &(i, hint) in &self.hints.hints {
+            if let Some(column) = types.get_mut(i) {
+                hint.apply(column);
+            }
+        }
     }
 
     fn emit<'a>(&self, h: Header<'a>, at: usize, out: &mut MessageEvents<'a>) -> FaultResult<()> {
@@ -288,7 +443,7 @@ fn read_key_names<'a>(cur: &mut JsonCursor<'a>, out: &mut MessageEvents<'a>) -> 
 
 fn read_types<'a>(
     cur: &mut JsonCursor<'a>,
-    types: &mut Vec<(Text<'a>, ColumnType<'a>)>,
+    types: &mut Vec<Declared<'a>>,
 ) -> FaultResult<()> {
     if cur.null()? {
         return Ok(());
@@ -297,7 +452,7 @@ fn read_types<'a>(
     let mut first = true;
     while let Some(name) = cur.next_key(&mut first)? {
         let text = cur.string()?;
-        types.push((name, column_type(text)));
+        types.push(Declared::new(name, column_type(text)));
     }
     Ok(())
 }
@@ -321,7 +476,7 @@ fn column_type(text: Text<'_>) -> ColumnType<'_> {
 /// range to `rows`. Returns whether an array was read.
 fn read_rows<'a>(
     cur: &mut JsonCursor<'a>,
-    types: &[(Text<'a>, ColumnType<'a>)],
+    types: &[Declared<'a>],
     out: &mut MessageEvents<'a>,
     rows: &mut Vec<Range<usize>>,
 ) -> FaultResult<bool> {
@@ -343,17 +498,17 @@ fn read_rows<'a>(
         while let Some(name) = cur.next_key(&mut first)? {
             let position = out.columns.len() - start;
             let name_at = cur.offset();
-            let ty = match lookup_type(types, &name, position) {
-                Some(ty) => ty,
+            let declared = match lookup_type(types, &name, position) {
+                Some(declared) => declared,
                 None if types.is_empty() => &UNTYPED,
                 None => return Err(Fault::new(name_at, format!("mysql type does not found, column: {name}"))),
             };
             let at = cur.offset();
             let column = out.push_column();
             column.name = name;
-            column.ty = ty.clone();
+            column.ty = declared.ty.clone();
             column.at = at;
-            read_value(cur, &column.ty, &mut column.value)?;
+            read_value(cur, &column.ty, declared.raw_text, &mut column.value)?;
         }
         rows.push(start..out.columns.len());
     }
@@ -363,24 +518,23 @@ fn read_rows<'a>(
 /// The type of every column of a message that carries no `mysqlType` at all. TiCDC and Canal
 /// always write one (and a column missing from it fails the message, as in Go); Flink's and
 /// Flink CDC's Canal-JSON writers never do, and their values are read as text.
-static UNTYPED: ColumnType<'static> =
-    ColumnType { base: MySqlType::Unknown, unsigned: false, binary: false, text: None, flags: None };
+static UNTYPED: Declared<'static> = Declared {
+    name: Cow::Borrowed(""),
+    ty: ColumnType { base: MySqlType::Unknown, unsigned: false, binary: false, text: None, flags: None },
+    raw_text: false,
+};
 
 /// Types and data usually list columns in the same order: try the same position first.
-fn lookup_type<'t, 'a>(
-    types: &'t [(Text<'a>, ColumnType<'a>)],
-    name: &str,
-    position: usize,
-) -> Option<&'t ColumnType<'a>> {
+fn lookup_type<'t, 'a>(types: &'t [Declared<'a>], name: &str, position: usize) -> Option<&'t Declared<'a>> {
     match types.get(position) {
-        Some((n, ty)) if same_name(n.as_bytes(), name) => Some(ty),
-        _ => types.iter().find(|(n, _)| same_name(n.as_bytes(), name)).map(|(_, ty)| ty),
+        Some(d) if same_name(d.name.as_bytes(), name) => Some(d),
+        _ => types.iter().find(|d| same_name(d.name.as_bytes(), name)),
     }
 }
 
 /// Reads a column value into `out` (null until then). Stored rather than returned: a returned
 /// `Result<Value, _>` travels through memory and stalled the caller's copy of it.
-fn read_value<'a>(cur: &mut JsonCursor<'a>, ty: &ColumnType<'a>, out: &mut Value<'a>) -> FaultResult<()> {
+fn read_value<'a>(cur: &mut JsonCursor<'a>, ty: &ColumnType<'a>, raw_text: bool, out: &mut Value<'a>) -> FaultResult<()> {
     match cur.peek() {
         Some(b'n') => {
             cur.null()?;
@@ -388,7 +542,9 @@ fn read_value<'a>(cur: &mut JsonCursor<'a>, ty: &ColumnType<'a>, out: &mut Value
         Some(b'"') => {
             let at = cur.offset();
             let text = cur.string()?;
-            *out = if ty.binary {
+            *out = if ty.binary && raw_text {
+                Value::Bytes(text_bytes(text))
+            } else if ty.binary {
                 Value::Bytes(latin1_bytes(text, cur.spare()).map_err(|c| {
                     Fault::new(at, format!("binary column value has code point U+{:04X} above U+00FF", c as u32))
                 })?)
@@ -406,10 +562,7 @@ fn read_value<'a>(cur: &mut JsonCursor<'a>, ty: &ColumnType<'a>, out: &mut Value
 /// Canal writes each byte of a binary value as the code point of the same number.
 fn latin1_bytes<'a>(text: Text<'a>, spare: &mut SpareBuffers) -> Result<Cow<'a, [u8]>, char> {
     if text.is_ascii() {
-        return Ok(match text {
-            Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
-            Cow::Owned(s) => Cow::Owned(s.into_bytes()),
-        });
+        return Ok(text_bytes(text));
     }
     // Each byte's character is at least as long in UTF-8 as the byte, so the bytes are written
     // over the text's own buffer when it has one.
@@ -439,6 +592,13 @@ fn latin1_bytes<'a>(text: Text<'a>, spare: &mut SpareBuffers) -> Result<Cow<'a, 
     }
     bytes.truncate(len);
     Ok(Cow::Owned(bytes))
+}
+
+fn text_bytes(text: Text<'_>) -> Cow<'_, [u8]> {
+    match text {
+        Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
+        Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+    }
 }
 
 /// The old image of an UPDATE whose `old` lists only changed columns: every column of the new
@@ -488,8 +648,8 @@ mod tests {
 
     #[test]
     fn recycled_types_keep_their_allocation() {
-        let mut v: Vec<(Text<'_>, ColumnType<'_>)> = Vec::with_capacity(12);
-        v.push((Cow::Borrowed("id"), ColumnType::new(MySqlType::Int)));
+        let mut v: Vec<Declared<'_>> = Vec::with_capacity(12);
+        v.push(Declared::new(Cow::Borrowed("id"), ColumnType::new(MySqlType::Int)));
         assert_eq!(recycle(v).capacity(), 12);
     }
 

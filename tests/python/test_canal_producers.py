@@ -151,3 +151,53 @@ def test_errors_name_the_value_and_inference_says_why_nothing_was_read():
         assert "no row of db.t" in str(e) and "column value must be a string or null" in str(e)
     else:
         raise AssertionError("inference of a sample with no readable row must fail")
+
+
+def ticdc_v53(kind: str, data: list[dict], old: list | None, types: dict, codes: dict) -> dict:
+    """A row as TiCDC v4.0.9 to v5.3 wrote it (`canal.go` `buildColumn`, `canal_flat.go`): no
+    `unsigned` in `mysqlType`, every integer's `sqlType` promoted to the next wider JDBC type,
+    BINARY/VARBINARY values as their raw text (code VARCHAR), `"old":[null]` on INSERT, no `_tidb`."""
+    return {"id": 0, "database": "db", "table": "t", "pkNames": ["id"], "isDdl": False, "type": kind, "es": 1,
+            "ts": 0, "sql": "", "sqlType": codes, "mysqlType": types, "data": data, "old": old}
+
+
+V53_TYPES = {"id": "int", "tiny": "tinyint", "big": "bigint", "raw": "varbinary", "blob": "blob"}
+V53_CODES = {"id": -5, "tiny": 5, "big": 3, "raw": 12, "blob": 2004}
+
+
+def test_ticdc_before_v5_4_unsigned_integers_and_binary_text():
+    row = {"id": "1", "tiny": "255", "big": "18446744073709551615", "raw": "café\ufffd", "blob": "\u00ff\u0000"}
+    insert = ticdc_v53("INSERT", [row], [None], V53_TYPES, V53_CODES)
+    update = ticdc_v53("UPDATE", [dict(row, tiny="-128", raw="new")], [dict(row, big="-1")], V53_TYPES, V53_CODES)
+    # Alibaba Canal's key order (fastjson sorts keys): `data` and `old` come before `sqlType`.
+    update_sorted = dict(sorted(update.items()))
+    assert list(update_sorted).index("old") < list(update_sorted).index("sqlType")
+    sample = batch(insert, update, update_sorted)
+
+    envelope = ticdc_rs.Decoder("canal-json").decode(sample).to_pylist()
+    assert [r["_op"] for r in envelope] == ["INSERT", "UPDATE", "UPDATE"]
+    assert base64.b64decode(dict(envelope[0]["_after"])["raw"]) == "café\ufffd".encode()
+    assert base64.b64decode(dict(envelope[0]["_after"])["blob"]) == b"\xff\x00"
+
+    schema = ticdc_rs.infer_schema(sample, "canal-json", "db.t")
+    assert [schema.field(c).type for c in ("id", "tiny", "big", "raw")] == [
+        pa.int64(), pa.int16(), pa.decimal128(20, 0), pa.binary()]
+    typed = ticdc_rs.Decoder("canal-json", layout="typed", table="db.t", schema=schema).decode(sample).to_pylist()
+    assert [r["tiny"] for r in typed] == [255, -128, -128]
+    assert typed[0]["big"] == decimal.Decimal(18446744073709551615)
+    assert [r["_before"]["big"] for r in typed[1:]] == [decimal.Decimal(-1)] * 2
+    assert [r["raw"] for r in typed] == ["café\ufffd".encode(), b"new", b"new"]
+    assert [r["_before"]["raw"] for r in typed[1:]] == ["café\ufffd".encode()] * 2
+    assert [r["blob"] for r in typed] == [b"\xff\x00"] * 3
+
+
+def test_binary_text_stays_iso_8859_1_where_the_code_says_binary():
+    """From v5.4 TiCDC writes BINARY/VARBINARY as ISO-8859-1 under the code BLOB, and Alibaba Canal
+    under VARBINARY; an integer's promoted code with `unsigned` in its type changes nothing."""
+    for code in (2004, -3):
+        message = ticdc_v53("INSERT", [{"id": "1", "tiny": "200", "raw": "caf\u00e9"}], None,
+                            {"id": "int", "tiny": "tinyint unsigned", "raw": "varbinary"}, {"id": 4, "tiny": 5, "raw": code})
+        out = ticdc_rs.Decoder("canal-json", layout="typed", table="db.t",
+                               schema=ticdc_rs.infer_schema(batch(message), "canal-json", "db.t")).decode(batch(message))
+        assert out.column("raw").to_pylist() == [b"caf\xe9"]
+        assert out.schema.field("id").type == pa.int32() and out.column("tiny").to_pylist() == [200]

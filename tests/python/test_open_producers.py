@@ -105,3 +105,39 @@ def test_types_are_spelt_as_mysql_does_though_the_flags_say_unsigned():
     row = ticdc_rs.Decoder("open").decode(batch).to_pylist()[0]
     assert dict(row["_types"]) == {"b": "bit", "id": "int unsigned", "u": "int unsigned", "y": "year"}
     assert dict(row["_after"]) == {"b": "5", "id": "1", "u": "7", "y": "2024"}
+
+
+def test_old_values_with_mysql_flags_are_read_with_the_new_rows_flags():
+    """New TiCDC v8.5.4 and v8.5.5 with `only-output-updated-columns` wrote MySQL's own column
+    flags into `p` (`writeColumnFieldValueIfUpdated`): NOT NULL (1) where TiCDC means BINARY,
+    MySQL's BINARY (128, on every numeric column) where TiCDC means UNSIGNED."""
+    new = {"id": {"t": 3, "h": True, "f": 11, "v": 1}, "n": {"t": 3, "f": 1, "v": 3},
+           "s": {"t": 15, "f": 0, "v": "b\\c"}, "u": {"t": 3, "f": 129, "v": 4294967295}}
+    old = {"n": {"t": 3, "f": 129, "v": -5}, "s": {"t": 15, "f": 1, "v": "a\\d"}, "u": {"t": 3, "f": 161, "v": 7}}
+    key, value = frame([{"ts": 450000000000000000, "scm": "db", "tbl": "t", "t": 1}] * 2,
+                       [{"u": new, "p": old}, {"d": {"n": {"t": 3, "f": 65, "v": -9}}}])
+    batch = pa.record_batch({"key": pa.array([key], pa.binary()), "value": pa.array([value], pa.binary())})
+    out = ticdc_rs.Decoder("open").decode(batch).to_pylist()
+    assert [r["_op"] for r in out] == ["UPDATE", "DELETE"]
+    assert dict(out[0]["_before"]) == {"id": "1", "n": "-5", "s": "a\\d", "u": "7"}
+    assert dict(out[1]["_before"]) == {"n": "-9"}
+
+    schema = ticdc_rs.infer_schema(batch, "open", "db.t")
+    assert schema.field("s").type == pa.string() and schema.field("n").type == pa.int32()
+    typed = ticdc_rs.Decoder("open", layout="typed", table="db.t", schema=schema).decode(batch).to_pylist()
+    assert typed[0]["_before"] == {"id": 1, "n": -5, "s": "a\\d", "u": 7}
+    assert (typed[0]["s"], typed[0]["u"]) == ("b\\c", 4294967295)
+
+
+def test_empty_row_items_have_no_event_and_spare_their_batch():
+    """TiCDC before v4.0.15, v5.0.4 and v5.1.2 wrote `{}` for a row change of a transaction whose
+    changes cancel out (`rowEventToMqMessage`); any other item without `u` or `d` is an error."""
+    keys = [{"ts": 450000000000000000 + i, "scm": "db", "tbl": "t", "t": 1} for i in range(3)]
+    new = {"id": {"t": 3, "h": True, "f": 11, "v": 1}}
+    key, value = frame(keys, [{"u": new}, {}, {"u": new}])
+    bad_key, bad_value = frame(keys[:1], [{"x": 1}])
+    batch = pa.record_batch({"key": pa.array([key, bad_key], pa.binary()), "value": pa.array([value, bad_value], pa.binary())})
+    out = ticdc_rs.Decoder("open", on_error="collect").decode(batch).to_pylist()
+    assert [(r["_op"], r["_commit_ts"], r["_message"]) for r in out] == [
+        ("INSERT", 450000000000000000, 0), ("INSERT", 450000000000000002, 0), ("ERROR", 0, 1)]
+    assert "neither" in out[2]["_error"]

@@ -154,8 +154,9 @@ impl Codec for CraftCodec {
                     ev.schema = schema;
                     ev.table = table;
                     ev.partition_id = Some(h.partitions[i]).filter(|&p| p >= 0);
-                    read_row(&mut body, group_sizes, &mut groups, &mut ev, out)?;
-                    out.events.push(ev);
+                    if read_row(&mut body, group_sizes, &mut groups, &mut ev, out)? {
+                        out.events.push(ev);
+                    }
                 }
                 other => return Err(Fault::new(start, format!("unknown event type {other} for event {i}"))),
             }
@@ -259,15 +260,16 @@ impl CraftCodec {
 }
 
 /// Reads the column groups of one row event into `out`, setting the event's kind, images
-/// and keys.
+/// and keys. Returns false for a row event without column groups: an empty row change, which
+/// TiCDC v5.2.0 wrote for transactions whose changes cancel out (`newRowChangedMessage`); it has
+/// no event.
 fn read_row<'a>(
     body: &mut Cursor<'a>,
     group_sizes: &[i64],
     reader: &mut GroupReader<'_, 'a>,
     ev: &mut Event<'a>,
     out: &mut MessageEvents<'a>,
-) -> FaultResult<()> {
-    let row_at = body.offset();
+) -> FaultResult<bool> {
     let mut groups = group_sizes.iter();
     while !body.is_empty() {
         let at = body.offset();
@@ -295,7 +297,7 @@ fn read_row<'a>(
         (Some(_), Some(_)) => EventKind::Update,
         (Some(_), None) => EventKind::Insert,
         (None, Some(_)) => EventKind::Delete,
-        (None, None) => return Err(Fault::new(row_at, "row event without column groups")),
+        (None, None) => return Ok(false),
     };
     let described = ev.after.clone().or(ev.before.clone()).unwrap_or_default();
     let keys_from = out.keys.len();
@@ -305,7 +307,7 @@ fn read_row<'a>(
         }
     }
     ev.keys = keys_from..out.keys.len();
-    Ok(())
+    Ok(true)
 }
 
 fn read_headers(mut cur: Cursor<'_>, n: usize, h: &mut Headers) -> FaultResult<()> {

@@ -15,7 +15,7 @@ use super::{gotext, read_u64, BATCH_VERSION, TYPE_DDL, TYPE_RESOLVED, TYPE_ROW};
 use crate::arrow::Compression;
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{flag, push_empty_column, Column, ColumnType, Event, EventKind, MessageEvents, SpareBuffers, Text, Value};
+use crate::event::{flag, push_empty_column, same_name, Column, ColumnType, Event, EventKind, MessageEvents, SpareBuffers, Text, Value};
 use crate::json::JsonCursor;
 use crate::mysql::MySqlType;
 
@@ -156,6 +156,9 @@ struct RowImages {
     update: Option<Range<usize>>,
     pre: Option<Range<usize>>,
     delete: Option<Range<usize>>,
+    /// The item is `{}`: an empty row change, which TiCDC before v4.0.15, v5.0.4 and v5.1.2
+    /// wrote for transactions whose changes cancel out (`rowEventToMqMessage`); it has no event.
+    empty: bool,
 }
 
 impl OpenCodec {
@@ -201,7 +204,7 @@ impl OpenCodec {
                         let shift = out.columns.len();
                         out.columns.extend(local.into_iter().map(|c| owned_column(c, value_at)));
                         let moved = |r: Option<Range<usize>>| r.map(|r| r.start + shift..r.end + shift);
-                        RowImages { update: moved(images.update), pre: moved(images.pre), delete: moved(images.delete) }
+                        RowImages { update: moved(images.update), pre: moved(images.pre), delete: moved(images.delete), ..images }
                     }
                 };
                 push_row(out, key, images, value_at)
@@ -270,10 +273,16 @@ fn read_images<'b>(
     headers: &mut ColumnHeaders,
     columns: &mut Vec<Column<'b>>,
 ) -> FaultResult<RowImages> {
-    let mut images = RowImages::default();
+    let mut images = RowImages { empty: true, ..Default::default() };
     cur.begin_object()?;
     let mut first = true;
     while let Some(name) = cur.next_key(&mut first)? {
+        images.empty = false;
+        // An UPDATE's old columns are read with the flags of the same columns in its new row:
+        // new TiCDC v8.5.4 and v8.5.5 with `only-output-updated-columns` wrote MySQL's own
+        // column flags into `p` (`writeColumnFieldValueIfUpdated`), where NOT NULL reads as
+        // BINARY and BINARY (set on every numeric column) as UNSIGNED.
+        let flags_from = if name == "p" { images.update.clone() } else { None };
         let image = match name.as_ref() {
             "u" => &mut images.update,
             "p" => &mut images.pre,
@@ -291,7 +300,11 @@ fn read_images<'b>(
         let mut first_column = true;
         let mut position = 0;
         while cur.next_member(&mut first_column)? {
-            headers.read_column(cur, position, base, push_empty_column(columns))?;
+            push_empty_column(columns);
+            let last = columns.len() - 1;
+            let (earlier, this) = columns.split_at_mut(last);
+            let new_row = flags_from.clone().map(|r| &earlier[r]);
+            headers.read_column(cur, position, base, new_row, &mut this[0])?;
             position += 1;
         }
         *image = Some(start..columns.len());
@@ -325,19 +338,28 @@ struct ColumnHeader {
 }
 
 impl ColumnHeaders {
-    /// Reads the column at the cursor (its name, then its object), the `position`-th of its image.
+    /// Reads the column at the cursor (its name, then its object), the `position`-th of its image;
+    /// with the flags of the column of the same name in `new_row` when that is given.
     #[inline]
-    fn read_column<'b>(&mut self, cur: &mut JsonCursor<'b>, position: usize, base: usize, out: &mut Column<'b>) -> FaultResult<()> {
+    fn read_column<'b>(
+        &mut self,
+        cur: &mut JsonCursor<'b>,
+        position: usize,
+        base: usize,
+        new_row: Option<&[Column<'_>]>,
+        out: &mut Column<'b>,
+    ) -> FaultResult<()> {
         cur.peek();
         let start = cur.offset();
         if let Some(h) = self.by_position.get(position) {
             if cur.skip_if_next(&h.text) {
+                let name = cur.slice(start + 1..start + 1 + h.name_len);
+                let flags = new_row.and_then(|row| flags_in(row, name, position)).unwrap_or(h.flags);
                 let value_at = cur.offset();
-                let value = read_value(cur, h.code, h.flags)?;
+                let value = read_value(cur, h.code, flags)?;
                 if cur.peek() == Some(b'}') {
                     cur.seek(cur.offset() + 1);
-                    let name = cur.slice(start + 1..start + 1 + h.name_len);
-                    (out.name, out.ty, out.value, out.at) = (Cow::Borrowed(name), column_type(h.code, h.flags), value, base + value_at);
+                    (out.name, out.ty, out.value, out.at) = (Cow::Borrowed(name), column_type(h.code, flags), value, base + value_at);
                     return Ok(());
                 }
                 cur.seek(start);
@@ -349,7 +371,8 @@ impl ColumnHeaders {
             Cow::Borrowed(n) => Some(n.len()),
             Cow::Owned(_) => None,
         };
-        let (code, flags, last_value_at) = read_column(cur, name, base, out)?;
+        let forced = new_row.and_then(|row| flags_in(row, &name, position));
+        let (code, flags, last_value_at) = read_column(cur, name, base, forced, out)?;
         if let (Some(name_len), Some(value_at)) = (name_len, last_value_at) {
             if self.by_position.len() <= position {
                 self.by_position.resize_with(position + 1, ColumnHeader::default);
@@ -360,6 +383,14 @@ impl ColumnHeaders {
             (h.name_len, h.code, h.flags) = (name_len, code, flags);
         }
         Ok(())
+    }
+}
+
+/// The flags of the column called `name` in `row`, looked for at `position` first.
+fn flags_in(row: &[Column<'_>], name: &str, position: usize) -> Option<u64> {
+    match row.get(position) {
+        Some(c) if same_name(c.name.as_bytes(), name) => c.ty.flags,
+        _ => row.iter().find(|c| same_name(c.name.as_bytes(), name)).and_then(|c| c.ty.flags),
     }
 }
 
@@ -374,19 +405,22 @@ fn column_type(code: u64, flags: u64) -> ColumnType<'static> {
     }
 }
 
-/// `{"t": type, "h": bool, "f": flags, "v": value}`, in any order (tiflow writes t, h, f, v).
-/// Returns the type code and flags, and where the value starts when it was the object's last
-/// member and read in place (so that the text before it says all there is to know).
+/// `{"t": type, "h": bool, "f": flags, "v": value}`, in any order (tiflow writes t, h, f, v),
+/// read with the `forced` flags in place of its own when given. Returns the type code, the
+/// flags as written, and where the value starts when it was the object's last member and read
+/// in place (so that the text before it says all there is to know).
 fn read_column<'b>(
     cur: &mut JsonCursor<'b>,
     name: Text<'b>,
     base: usize,
+    forced: Option<u64>,
     out: &mut Column<'b>,
 ) -> FaultResult<(u64, u64, Option<usize>)> {
     let object_at = cur.offset();
     cur.begin_object()?;
     let mut code = None;
-    let mut flags = 0;
+    let mut written = 0;
+    let mut flags = forced.unwrap_or(0);
     let mut value = None;
     let mut value_at = 0;
     // Whether the value must be (re)read because its type or flags came after it.
@@ -401,7 +435,8 @@ fn read_column<'b>(
                 stale = value.is_some() || stale;
             }
             "f" => {
-                flags = if cur.null()? { 0 } else { cur.u64()? };
+                written = if cur.null()? { 0 } else { cur.u64()? };
+                flags = forced.unwrap_or(written);
                 stale = value.is_some() || stale;
             }
             "v" => {
@@ -428,7 +463,7 @@ fn read_column<'b>(
         value.unwrap_or(Value::Null)
     };
     (out.name, out.ty, out.value, out.at) = (name, column_type(code, flags), value, base + value_at);
-    Ok((code, flags, (value_last && !stale).then_some(value_at)))
+    Ok((code, written, (value_last && !stale).then_some(value_at)))
 }
 
 /// One `v`, typed by its column's code and flags.
@@ -533,6 +568,8 @@ fn push_row<'a>(out: &mut MessageEvents<'a>, key: KeyItem<'a>, images: RowImages
             }
             None => (EventKind::Insert, Some(update), None),
         }
+    } else if images.empty {
+        return Ok(());
     } else {
         return Err(Fault::new(at, "row item has neither \"u\" nor \"d\" columns (in the value)"));
     };
