@@ -22,6 +22,12 @@ same typed columns; the Open Protocol corpus is also decoded by a plain Python l
 framing + json.loads + pyarrow), what users write today since no JSON reader understands the
 framing.
 
+Memory (default on; --no-memory skips it): each in-process peer runs once more in a child process
+of its own that loads the corpus, resets the kernel's peak-RSS mark (Linux `/proc/self/clear_refs`)
+and reports how far its resident memory rose above what it held before: the output plus
+everything transient, whatever allocator made it (Rust's, Arrow's pool, Python objects, DuckDB's,
+Polars'). Spark's JVM is left out.
+
 Both Spark jobs are forced to completion with the `noop` sink. Spark is optional (--no-spark);
 --spark-overhead also times the parts of the mapInArrow job that are Spark's own.
 Every peer is checked against ticdc_rs: same row count, and the same values (in-memory peers:
@@ -663,6 +669,75 @@ def spot_spark(df, commit_ts: int) -> dict:
 
 
 # --------------------------------------------------------------------------------------------
+# Memory: one peer per child process
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
+def memory_child(peer: str, tmp: str, batch_size: int) -> dict:
+    """Runs `peer` once on the corpus in `tmp` and measures its rise in resident memory."""
+    import gc
+
+    protocol = peer.split(":", 1)[1] if ":" in peer else "canal-json"
+    table = pq.read_table(os.path.join(tmp, f"{protocol}.parquet"))
+    batches = table.to_batches(max_chunksize=batch_size)
+    values = table.column("value")
+    schema = TYPED_SCHEMA if protocol == "canal-json" else ticdc_rs.infer_schema(batches[:1], protocol, TABLE)
+    con = None
+    if peer == "duckdb":
+        import duckdb
+
+        con = duckdb.connect()
+        con.execute("SET threads=2")
+        con.execute("SET TimeZone='UTC'")
+        sql = duck_sql(os.path.join(tmp, "messages.ndjson"))
+    elif peer == "polars":
+        polars_run = polars_plan()
+    gc.collect()
+    before = _status_kib("VmRSS")
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # the peak-RSS mark starts again from here
+    if peer == "duckdb":
+        out = run_duckdb(con, sql)
+    elif peer == "polars":
+        out = polars_run(values)
+    elif peer == "orjson":
+        out = run_orjson(values)
+    elif peer == "python-loop:open":
+        out = run_open_python(batches)
+    else:
+        out = run_ticdc_protocol(protocol, batches, schema)
+    peak = _status_kib("VmHWM") - before
+    return {"peer": peer, "peak_mb": peak * 1024 / 1e6, "output_mb": mb(out.nbytes), "rows": out.num_rows}
+
+
+def memory_report(tmp: str, peers: list[str], batch_size: int, input_mb: dict) -> list[dict]:
+    import subprocess
+
+    rows = []
+    for peer in peers:
+        cmd = [sys.executable, os.path.abspath(__file__), "--memory-child", peer, "--memory-dir", tmp,
+               "--batch-size", str(batch_size)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"  {peer:<28} failed: {done.stderr.strip().splitlines()[-1:]}", flush=True)
+            continue
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        protocol = peer.split(":", 1)[1] if ":" in peer else "canal-json"
+        r["input_mb"] = input_mb[protocol]
+        rows.append(r)
+        print(f"  {peer:<28} input {r['input_mb']:7.1f} MB  peak rise {r['peak_mb']:8.1f} MB  "
+              f"output {r['output_mb']:7.1f} MB  ({r['peak_mb'] / r['input_mb']:.2f}x input)", flush=True)
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
 # Main
 
 
@@ -692,7 +767,13 @@ def main() -> int:
     ap.add_argument("--no-protocols", action="store_true", help="skip the open/craft/simple corpora")
     ap.add_argument("--spark-overhead", action="store_true",
                     help="also time the parts of the Spark mapInArrow job that are Spark's own")
+    ap.add_argument("--no-memory", action="store_true", help="skip the peak-memory runs")
+    ap.add_argument("--memory-child", help=argparse.SUPPRESS)
+    ap.add_argument("--memory-dir", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.memory_child:
+        print(json.dumps(memory_child(args.memory_child, args.memory_dir, args.batch_size)))
+        return 0
     only = set(args.only.split(",")) if args.only else {"ticdc_rs", "duckdb", "polars", "orjson", "spark"}
     if args.no_spark:
         only.discard("spark")
@@ -720,7 +801,7 @@ def main() -> int:
             for v in chunk:
                 f.write(v.as_buffer())
                 f.write(b"\n")
-    parquet_path = os.path.join(tmp, "messages.parquet")
+    parquet_path = os.path.join(tmp, "canal-json.parquet")
     pq.write_table(table, parquet_path, row_group_size=10_000)
 
     results, checks = [], {}
@@ -807,10 +888,13 @@ def main() -> int:
         spark.stop()
 
     protocol_results = []
+    corpus_mb = {"canal-json": mb(nbytes)}
     if not args.no_protocols:
         print("other protocols (the same events, re-encoded by ticdc_rs):", flush=True)
         for protocol, corpus in protocol_corpora(batches).items():
             size = sum(b.column("value").nbytes + b.column("key").nbytes for b in corpus)
+            corpus_mb[protocol] = mb(size)
+            pq.write_table(pa.Table.from_batches(corpus), os.path.join(tmp, f"{protocol}.parquet"))
             schema = ticdc_rs.infer_schema(corpus[:1], protocol, TABLE)
             times, got = time_runs(lambda: run_ticdc_protocol(protocol, corpus, schema), args.reps, args.warmup)
             med = statistics.median(times)
@@ -826,6 +910,14 @@ def main() -> int:
                 print(f"  {protocol:<12} python loop         {mb(size):8.1f} MB  median {pmed:7.3f} s  "
                       f"{mb(size) / pmed:8.1f} MB/s  rows {py.num_rows} ({pmed / med:.1f}x ticdc_rs time)",
                       flush=True)
+
+    memory_results = []
+    if not args.no_memory and os.path.exists("/proc/self/clear_refs"):
+        print("peak memory (one run per child process; rise in resident memory above the loaded corpus):", flush=True)
+        peers = [p for p in ("ticdc_rs", "duckdb", "polars", "orjson") if p in only]
+        peers += [f"ticdc_rs:{p}" for p in corpus_mb if p != "canal-json"]
+        peers += ["python-loop:open"] if "open" in corpus_mb else []
+        memory_results = memory_report(tmp, peers, args.batch_size, corpus_mb)
 
     # Table
     base = results[0]["median_s"]
@@ -844,6 +936,15 @@ def main() -> int:
             extra = f"   ({r['ratio_vs_spark_ticdc_rs']:.2f}x spark+ticdc_rs)"
         print(f"{r['peer']:<30} {r['threads']:>3} {r['median_s']:>9.3f} {r['mb_per_s']:>8.1f} "
               f"{r['ratio_vs_ticdc_rs']:>15.2f}x{extra}")
+    if memory_results:
+        ref_peak = next((r["peak_mb"] for r in memory_results if r["peer"] == "ticdc_rs"), None)
+        print()
+        header = f"{'peak memory':<30} {'input MB':>9} {'peak MB':>8} {'output MB':>10} {'x ticdc_rs':>11}"
+        print(header)
+        print("-" * len(header))
+        for r in memory_results:
+            vs = f"{r['peak_mb'] / ref_peak:10.2f}x" if ref_peak and ":" not in r["peer"] else ""
+            print(f"{r['peer']:<30} {r['input_mb']:>9.1f} {r['peak_mb']:>8.1f} {r['output_mb']:>10.1f} {vs:>11}")
     failed = [k for k, v in checks.items() if k != "ticdc_rs" and not v.get("ok")]
     print()
     print("checks: " + ("all peers agree with ticdc_rs" if not failed else f"DISAGREE: {', '.join(failed)}"))
@@ -862,7 +963,7 @@ def main() -> int:
                 "messages": n, "bytes": nbytes, "seed": args.seed, "reps": args.reps,
                 "spark_reps": args.spark_reps, "cpu_count": os.cpu_count(), "python": platform.python_version(),
                 "versions": versions, "results": results, "checks": checks,
-                "protocols": protocol_results,
+                "protocols": protocol_results, "memory": memory_results,
             }, f, indent=1, default=str)
         print(f"wrote {args.json}")
     return 1 if failed else 0

@@ -14,6 +14,9 @@ use std::sync::Arc;
 
 use arrow_array::{BinaryArray, RecordBatch};
 use arrow_schema::{DataType, Field, Fields, Schema, TimeUnit};
+use ticdc_rs::codec::{CodecOptions, EncodeOptions};
+use ticdc_rs::event::MessageEvents;
+use ticdc_rs::Protocol;
 
 pub const SCHEMA: &str = "bench";
 pub const TABLE: &str = "orders";
@@ -371,6 +374,28 @@ pub fn value_batch(messages: &[Vec<u8>]) -> RecordBatch {
     let values = BinaryArray::from_iter_values(messages.iter().map(|m| m.as_slice()));
     let schema = Schema::new(vec![Field::new("value", DataType::Binary, true)]);
     RecordBatch::try_new(Arc::new(schema), vec![Arc::new(values)]).expect("one binary column")
+}
+
+/// The Canal-JSON messages decoded and written again by this crate's encoder for `protocol`
+/// (TiCDC's defaults, with Simple's BOOTSTRAP first), as a batch of Kafka `key`/`value` columns:
+/// the same events in every protocol, as `benches/peers.py` makes its other corpora.
+pub fn reencoded(protocol: Protocol, messages: &[Vec<u8>]) -> RecordBatch {
+    let mut codec = Protocol::CanalJson.codec(&CodecOptions::default()).expect("canal-json codec");
+    let options = EncodeOptions { send_bootstrap: true, build_ts: Some(0), ..EncodeOptions::default() };
+    let mut encoder = protocol.encoder(&options).expect("an encoder for every protocol");
+    let (mut events, mut records) = (MessageEvents::default(), Vec::new());
+    for m in messages {
+        events.clear();
+        codec.decode(None, m, &mut events).expect("the generated messages decode");
+        for e in &events.events {
+            encoder.encode(&events, e, &mut records).expect("the decoded events encode");
+        }
+    }
+    encoder.flush(&mut records).expect("the last batch encodes");
+    let keys = BinaryArray::from_iter(records.iter().map(|r| r.key.as_deref()));
+    let values = BinaryArray::from_iter_values(records.iter().map(|r| r.value.as_slice()));
+    let schema = Schema::new(vec![Field::new("key", DataType::Binary, true), Field::new("value", DataType::Binary, true)]);
+    RecordBatch::try_new(Arc::new(schema), vec![Arc::new(keys), Arc::new(values)]).expect("two binary columns")
 }
 
 /// Total bytes of the messages (the throughput denominator).

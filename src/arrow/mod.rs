@@ -28,7 +28,7 @@ use base64::Engine;
 
 use crate::codec::{Codec, CodecOptions, Held, Origin, Protocol};
 use crate::error::{DecodeError, Fault, FaultResult, Result};
-use crate::event::MessageEvents;
+use crate::event::{MessageEvents, SpareBuffers};
 use crate::json::JsonCursor;
 pub use typed::{ServerZone, TableName};
 
@@ -281,6 +281,8 @@ pub struct BatchDecoder {
     held_carry: rustc_hash::FxHashMap<Origin, Vec<ArrayRef>>,
     /// Output rows of this batch decoded from messages of an earlier batch, with their origin.
     earlier_rows: Vec<(Range<usize>, Origin)>,
+    /// The codecs' value buffers, kept from one batch to the next (see [`SpareBuffers`]).
+    spare: SpareBuffers,
 }
 
 impl BatchDecoder {
@@ -316,6 +318,7 @@ impl BatchDecoder {
             held: Vec::new(),
             held_carry: Default::default(),
             earlier_rows: Vec::new(),
+            spare: SpareBuffers::default(),
             options,
         })
     }
@@ -361,7 +364,7 @@ impl BatchDecoder {
         let keys = column(&self.options.key_column, false)?;
         self.batch += 1;
         self.layout.set_input(&values.buffers());
-        let mut scratch = MessageEvents::default();
+        let mut scratch = MessageEvents { spare: std::mem::take(&mut self.spare), ..Default::default() };
         for i in 0..batch.num_rows() {
             let key = keys.as_ref().and_then(|k| k.get(i));
             let value = values.get(i);
@@ -376,6 +379,8 @@ impl BatchDecoder {
             }
             self.settle_held(i, batch)?;
         }
+        scratch.clear();
+        self.spare = scratch.spare;
         self.finish(Some(batch))
     }
 
@@ -497,7 +502,7 @@ impl BatchDecoder {
     }
 
     fn require(&self, protocol: Option<Protocol>) -> std::result::Result<Protocol, (&'static str, Fault)> {
-        protocol.ok_or((self.protocol_name(), Fault::new(0, "empty message: cannot tell its protocol")))
+        protocol.ok_or_else(|| (self.protocol_name(), Fault::new(0, "empty message: cannot tell its protocol")))
     }
 
     fn codec(&mut self, protocol: Protocol) -> std::result::Result<&mut Box<dyn Codec>, (&'static str, Fault)> {

@@ -58,7 +58,9 @@ impl<'a> Declared<'a> {
 #[derive(Default)]
 struct SqlTypes {
     text: Vec<u8>,
-    codes: Vec<(String, i64)>,
+    /// Each code with its column's name, a span of `names` (one buffer: no allocation per name).
+    codes: Vec<(Range<usize>, i64)>,
+    names: String,
     /// Counts the objects read afresh, so that [`TypeHints`] know when to look again.
     generation: u64,
 }
@@ -80,6 +82,7 @@ impl SqlTypes {
         cur.peek();
         let at = cur.offset();
         self.codes.clear();
+        self.names.clear();
         self.generation += 1;
         if !cur.null()? {
             cur.begin_object()?;
@@ -89,7 +92,9 @@ impl SqlTypes {
                 match cur.peek() {
                     Some(b'-' | b'0'..=b'9') => {
                         if let Ok(code) = cur.number_text()?.parse() {
-                            self.codes.push((name.into_owned(), code));
+                            let from = self.names.len();
+                            self.names.push_str(&name);
+                            self.codes.push((from..self.names.len(), code));
                         }
                     }
                     _ => cur.skip_value()?,
@@ -102,9 +107,10 @@ impl SqlTypes {
     }
 
     fn code(&self, name: &str, position: usize) -> Option<i64> {
+        let named = |(span, _): &&(Range<usize>, i64)| same_name(&self.names[span.clone()], name);
         match self.codes.get(position) {
-            Some((n, code)) if same_name(n, name) => Some(*code),
-            _ => self.codes.iter().find(|(n, _)| same_name(n, name)).map(|(_, code)| *code),
+            Some(entry) if named(&entry) => Some(entry.1),
+            _ => self.codes.iter().find(named).map(|&(_, code)| code),
         }
     }
 }

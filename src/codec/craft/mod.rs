@@ -67,6 +67,8 @@ pub struct CraftCodec {
     headers: Headers,
     /// Value lengths of the column group being read.
     lengths: Vec<i64>,
+    /// The buffer of [`GroupReader::described`], kept empty between messages.
+    described: Vec<Described<'static>>,
 }
 
 /// The header columns, one entry per event.
@@ -123,7 +125,7 @@ impl Codec for CraftCodec {
         let h = &mut self.headers;
         read_headers(header, n, h)?;
 
-        let mut groups = GroupReader::new(&terms, &mut self.lengths);
+        let mut groups = GroupReader::new(&terms, &mut self.lengths, recycle(std::mem::take(&mut self.described)));
         let mut body_start = layout.bodies.start;
         for i in 0..n {
             let body_len = self.sizes[layout.body_sizes.start + i] as usize;
@@ -161,8 +163,16 @@ impl Codec for CraftCodec {
                 other => return Err(Fault::new(start, format!("unknown event type {other} for event {i}"))),
             }
         }
+        self.described = recycle(groups.described);
         Ok(())
     }
+}
+
+/// The allocation of `v`, emptied, for columns borrowing from another message: an empty vector
+/// collected in place keeps its buffer, and both element types have one layout.
+#[allow(clippy::unnecessary_filter_map)] // `filter` cannot change the lifetime
+fn recycle<'b>(v: Vec<Described<'_>>) -> Vec<Described<'b>> {
+    v.into_iter().filter_map(|_| None).collect()
 }
 
 /// Where the regions between the version and the size tables are, as the meta and body size
@@ -366,8 +376,8 @@ struct Described<'a> {
 }
 
 impl<'t, 'a> GroupReader<'t, 'a> {
-    fn new(terms: &'t Terms<'t, 'a>, lengths: &'t mut Vec<i64>) -> Self {
-        GroupReader { terms, lengths, described: Vec::new(), description: 0..0 }
+    fn new(terms: &'t Terms<'t, 'a>, lengths: &'t mut Vec<i64>, described: Vec<Described<'a>>) -> Self {
+        GroupReader { terms, lengths, described, description: 0..0 }
     }
 
     /// Reads one column group (after its type byte) into `out.columns`, returning its range.
