@@ -21,9 +21,11 @@ pub fn check(bytes: &[u8]) -> Result<&str, usize> {
     Err(std::str::from_utf8(bytes).err().map_or(bytes.len(), |e| e.valid_up_to()))
 }
 
-/// `bytes` as a `String`, or the offset of its first invalid byte.
-pub fn into_string(bytes: Vec<u8>) -> Result<String, usize> {
-    check(&bytes)?;
+/// `bytes` as a `String`, or the bytes back when they are not UTF-8.
+pub fn into_string(bytes: Vec<u8>) -> Result<String, Vec<u8>> {
+    if check(&bytes).is_err() {
+        return Err(bytes);
+    }
     // SAFETY: `check` accepted the bytes.
     Ok(unsafe { String::from_utf8_unchecked(bytes) })
 }

@@ -141,3 +141,30 @@ def test_empty_row_items_have_no_event_and_spare_their_batch():
     assert [(r["_op"], r["_commit_ts"], r["_message"]) for r in out] == [
         ("INSERT", 450000000000000000, 0), ("INSERT", 450000000000000002, 0), ("ERROR", 0, 1)]
     assert "neither" in out[2]["_error"]
+
+
+def test_blobs_written_without_flags_keep_their_bytes():
+    """TiCDC v4.0.0 to v4.0.4 wrote no flags (`f` came in v4.0.5), so TEXT and BLOB columns share
+    their type codes with nothing to tell them apart. Go's decoder reads them all as bytes: a
+    value that is not UTF-8 is a BLOB's, and must not fail the message with its other events."""
+    png = b"\x89PNG\r\n\x1a\n"
+    rows = [{"id": {"t": 3, "h": True, "v": 1}, "img": {"t": 252, "v": base64.b64encode(png).decode()},
+             "txt": {"t": 252, "v": base64.b64encode("中文".encode()).decode()}},
+            {"id": {"t": 3, "h": True, "v": 2}, "img": {"t": 252, "v": None}, "txt": {"t": 252, "v": ""}}]
+    key, value = frame([{"ts": 420000000000000000 + i, "scm": "db", "tbl": "t", "t": 1} for i in range(2)],
+                       [{"u": r} for r in rows])
+    batch = pa.record_batch({"key": pa.array([key], pa.binary()), "value": pa.array([value], pa.binary())})
+    out = ticdc_rs.Decoder("open", on_error="collect").decode(batch).to_pylist()
+    assert [r["_op"] for r in out] == ["INSERT", "INSERT"]
+    assert dict(out[0]["_after"]) == {"id": "1", "img": base64.b64encode(png).decode(), "txt": "中文"}
+    assert dict(out[0]["_types"])["img"] == "blob" and dict(out[0]["_types"])["txt"] == "text"
+
+    schema = ticdc_rs.schema_from_ddl("CREATE TABLE db.t (id INT PRIMARY KEY, img BLOB, txt TEXT)")
+    typed = ticdc_rs.Decoder("open", layout="typed", table="db.t", schema=schema).decode(batch)
+    assert typed.column("img").to_pylist() == [png, None]
+    assert typed.column("txt").to_pylist() == ["中文", ""]
+    # Declared as text, bytes that are not UTF-8 fail their message, as any value that does not fit.
+    as_text = ticdc_rs.schema_from_ddl("CREATE TABLE db.t (id INT PRIMARY KEY, img TEXT, txt TEXT)")
+    failed = ticdc_rs.Decoder("open", layout="typed", table="db.t", schema=as_text, on_error="collect").decode(batch)
+    assert failed.column("_op").to_pylist() == ["ERROR"]
+    assert "img" in failed.column("_error")[0].as_py()

@@ -394,6 +394,9 @@ fn flags_in(row: &[Column<'_>], name: &str, position: usize) -> Option<u64> {
     }
 }
 
+/// The type of a column with these code and flags. A BLOB/TEXT code without the binary flag
+/// whose value is not UTF-8 (TiCDC before v4.0.5 wrote no flags) is a BLOB: the caller marks
+/// its type binary, as the value read as bytes says.
 fn column_type(code: u64, flags: u64) -> ColumnType<'static> {
     let base = MySqlType::from_code(code);
     ColumnType {
@@ -462,7 +465,9 @@ fn read_column<'b>(
     } else {
         value.unwrap_or(Value::Null)
     };
-    (out.name, out.ty, out.value, out.at) = (name, column_type(code, flags), value, base + value_at);
+    let mut ty = column_type(code, flags);
+    ty.binary |= matches!(value, Value::Bytes(_));
+    (out.name, out.ty, out.value, out.at) = (name, ty, value, base + value_at);
     Ok((code, written, (value_last && !stale).then_some(value_at)))
 }
 
@@ -506,13 +511,13 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResul
                     if let Cow::Owned(text) = text {
                         cur.spare().give(text.into_bytes());
                     }
+                    // Go reads every BLOB/TEXT code as bytes. Before v4.0.5 no flags told the
+                    // two apart: bytes that are not UTF-8 are a BLOB's (see `column_type`).
                     if binary {
-                        Ok(Value::Bytes(Cow::Owned(bytes)))
-                    } else {
-                        crate::utf8::into_string(bytes)
-                            .map(|s| Value::Text(Cow::Owned(s)))
-                            .map_err(|_| Fault::new(at, "text column value is not UTF-8 once base64-decoded"))
+                        return Ok(Value::Bytes(Cow::Owned(bytes)));
                     }
+                    Ok(crate::utf8::into_string(bytes)
+                        .map_or_else(|bytes| Value::Bytes(Cow::Owned(bytes)), |text| Value::Text(Cow::Owned(text))))
                 }
                 // Legacy producers also put strings in numeric columns; Go passes them through.
                 _ => Ok(Value::Text(text)),
