@@ -14,6 +14,7 @@ use pyo3::types::PyDict;
 use pyo3_arrow::{PyField, PyRecordBatch, PySchema};
 
 use crate::arrow::{infer, LayoutOptions, TableName};
+use crate::codec::simple::TableSchema;
 use crate::{BatchDecoder, BatchEncoder, Compression, EncodeOptions, DecodeError as RustDecodeError, DecodeOptions, OnError, Protocol};
 
 create_exception!(_ticdc_rs, DecodeError, PyValueError, "A message could not be decoded.");
@@ -54,7 +55,8 @@ struct NativeDecoder {
 impl NativeDecoder {
     #[new]
     #[pyo3(signature = (protocol, layout, table, schema, on_error, compression, claim_check_dir,
-                        timezone, key_column, value_column, carry, verify_checksum, max_pending))]
+                        timezone, key_column, value_column, carry, verify_checksum, max_pending,
+                        table_schemas))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -71,6 +73,7 @@ impl NativeDecoder {
         carry: Vec<PyField>,
         verify_checksum: bool,
         max_pending: usize,
+        table_schemas: Vec<String>,
     ) -> PyResult<Self> {
         let layout = match (layout, table, schema) {
             ("envelope", _, _) => LayoutOptions::Envelope,
@@ -92,6 +95,7 @@ impl NativeDecoder {
             carry: carry.into_iter().map(|f| f.into_inner()).collect(),
             verify_checksum,
             max_pending,
+            table_schemas: table_schemas_of(&table_schemas)?,
         };
         let inner = BatchDecoder::new(options).map_err(|e| to_py_err(py, e))?;
         Ok(NativeDecoder { inner })
@@ -158,8 +162,13 @@ impl NativeEncoder {
     }
 }
 
+fn table_schemas_of(texts: &[String]) -> PyResult<Vec<TableSchema>> {
+    texts.iter().map(|t| TableSchema::from_json(t).map_err(PyValueError::new_err)).collect()
+}
+
 #[pyfunction]
-#[pyo3(signature = (batches, protocol, table, compression, key_column, value_column))]
+#[pyo3(signature = (batches, protocol, table, compression, key_column, value_column, table_schemas))]
+#[allow(clippy::too_many_arguments)]
 fn infer_schema(
     py: Python<'_>,
     batches: Vec<PyRecordBatch>,
@@ -168,15 +177,24 @@ fn infer_schema(
     compression: &str,
     key_column: &str,
     value_column: &str,
+    table_schemas: Vec<String>,
 ) -> PyResult<PySchema> {
     let batches: Vec<_> = batches.into_iter().map(PyRecordBatch::into_inner).collect();
     let protocol = crate::python::protocol(protocol)?;
     let table = table_name(table)?;
     let compression = parse("compression", compression, Compression::parse)?;
+    let known = table_schemas_of(&table_schemas)?;
     let schema = py
-        .detach(|| infer::infer_schema(&batches, protocol, &table, compression, value_column, key_column))
+        .detach(|| infer::infer_schema(&batches, protocol, &table, compression, value_column, key_column, &known))
         .map_err(|e| to_py_err(py, e))?;
     Ok(PySchema::new(Arc::new(schema)))
+}
+
+/// The typed schema of a Simple-protocol `tableSchema` JSON text.
+#[pyfunction]
+fn schema_from_table_schema(text: &str) -> PyResult<PySchema> {
+    let schema = TableSchema::from_json(text).map_err(PyValueError::new_err)?;
+    Ok(PySchema::new(Arc::new(schema.definition().arrow_schema())))
 }
 
 /// The typed schema of a `CREATE TABLE` statement (MySQL/TiDB dialect).
@@ -193,6 +211,7 @@ fn _ticdc_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeEncoder>()?;
     m.add_function(wrap_pyfunction!(infer_schema, m)?)?;
     m.add_function(wrap_pyfunction!(schema_from_ddl, m)?)?;
+    m.add_function(wrap_pyfunction!(schema_from_table_schema, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

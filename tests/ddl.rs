@@ -474,7 +474,7 @@ fn inference_prefers_create_table() {
         row_message("1", ""),
     ];
     let table = TableName::parse("test.t").unwrap();
-    let schema = infer_schema(&[batch(messages.clone())], Some(Protocol::CanalJson), &table, Compression::None, "value", "key").unwrap();
+    let schema = infer_schema(&[batch(messages.clone())], Some(Protocol::CanalJson), &table, Compression::None, "value", "key", &[]).unwrap();
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     assert_eq!(names, ["id", "g", "f", "h"]);
     assert_eq!(schema.field_with_name("f").unwrap().data_type(), &DataType::Decimal128(10, 2));
@@ -486,7 +486,7 @@ fn inference_prefers_create_table() {
 
     // Without a CREATE TABLE the rows are read as before.
     let schema =
-        infer_schema(&[batch(vec![row_message("1", "")])], Some(Protocol::CanalJson), &table, Compression::None, "value", "key").unwrap();
+        infer_schema(&[batch(vec![row_message("1", "")])], Some(Protocol::CanalJson), &table, Compression::None, "value", "key", &[]).unwrap();
     assert_eq!(schema.field_with_name("f").unwrap().data_type(), &DataType::Decimal128(38, 1));
 }
 

@@ -110,7 +110,7 @@ fn typed_batches_survive_canal_json_encoding() {
             continue;
         };
         let input = value_batch(&values(&vector));
-        let schema = infer_schema(std::slice::from_ref(&input), Some(Protocol::CanalJson), &table, compression, "value", "key").unwrap();
+        let schema = infer_schema(std::slice::from_ref(&input), Some(Protocol::CanalJson), &table, compression, "value", "key", &[]).unwrap();
         let typed = |compression| DecodeOptions {
             protocol: Some(Protocol::CanalJson),
             compression,

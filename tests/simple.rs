@@ -595,6 +595,33 @@ fn schema_that_never_arrives_is_reported_at_flush_and_overflow() {
 }
 
 #[test]
+fn given_table_schemas_spare_rows_the_wait() {
+    let text = own_schema().to_json();
+    let known = TableSchema::from_json(&text).unwrap();
+    assert_eq!(known, own_schema());
+    for protocol in [Protocol::SimpleJson, Protocol::SimpleAvro] {
+        let (_, insert) = own_stream(protocol);
+        let mut dec = decoder(protocol, OnError::Raise, |o| o.table_schemas = vec![known.clone()]);
+        let out = dec.decode(&batch(std::slice::from_ref(&insert))).unwrap();
+        assert_eq!(ops(&out), ["INSERT"]);
+        assert_eq!(stat(&dec, "held"), 0);
+        // Another version of the table still waits for its own schema.
+        let other = TableSchema { version: known.version + 1, ..known.clone() };
+        let mut dec = decoder(protocol, OnError::Collect, |o| o.table_schemas = vec![other.clone()]);
+        assert_eq!(dec.decode(&batch(std::slice::from_ref(&insert))).unwrap().num_rows(), 0);
+        assert_eq!(stat(&dec, "held"), 1);
+        // Inference reads a given schema when the sample brings none.
+        let name = TableName { schema: known.schema.clone(), table: known.table.clone() };
+        let inferred = infer_schema(&[], Some(protocol), &name, Compression::None, "value", "key", &[other]).unwrap();
+        let declared = known.definition().arrow_schema();
+        assert_eq!(inferred.fields(), declared.fields());
+    }
+    for bad in ["", "{", "[]", r#"{"schema":"s","table":"t"} x"#, r#"{"schema":"","table":"t"}"#, r#"{"columns":1}"#] {
+        assert!(TableSchema::from_json(bad).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
 fn bad_input_gives_one_error_row_and_loses_nothing() {
     let (bootstrap, insert) = own_stream(Protocol::SimpleAvro);
     let mut wrong_branch = insert.clone();
@@ -664,7 +691,7 @@ fn envelope_and_typed_layouts() {
 
         // Inference takes the exact definition from the BOOTSTRAP.
         let name = TableName::parse("shop.orders").unwrap();
-        let schema = infer_schema(std::slice::from_ref(&input), Some(protocol), &name, Compression::None, "value", "key").unwrap();
+        let schema = infer_schema(std::slice::from_ref(&input), Some(protocol), &name, Compression::None, "value", "key", &[]).unwrap();
         assert_eq!(schema.field_with_name("price").unwrap().data_type(), &DataType::Decimal128(12, 2));
         let layout = LayoutOptions::Typed { table: name, columns: schema.fields().clone() };
         let out = decoder(protocol, OnError::Raise, |o| o.layout = layout).decode(&input).unwrap();

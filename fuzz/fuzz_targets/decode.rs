@@ -91,7 +91,7 @@ fuzz_target!(|data: &[u8]| {
     }) else {
         return;
     };
-    let Ok(inferred) = infer_schema(&batches, protocol, &table, compression, "value", "key") else { return };
+    let Ok(inferred) = infer_schema(&batches, protocol, &table, compression, "value", "key", &[]) else { return };
     let columns = inferred.fields().iter().map(|f| match f.data_type() {
         DataType::Utf8 if views => Arc::new(f.as_ref().clone().with_data_type(DataType::Utf8View)),
         DataType::Binary if views => Arc::new(f.as_ref().clone().with_data_type(DataType::BinaryView)),

@@ -18,6 +18,7 @@ from ticdc_rs._schema import ArrowSchema, spark_ddl
 from ticdc_rs._ticdc_rs import DecodeError, NativeDecoder, NativeEncoder, __version__
 from ticdc_rs._ticdc_rs import infer_schema as _infer_schema
 from ticdc_rs._ticdc_rs import schema_from_ddl as _schema_from_ddl
+from ticdc_rs._ticdc_rs import schema_from_table_schema as _schema_from_table_schema
 
 __all__ = [
     "ArrowSchema",
@@ -30,6 +31,7 @@ __all__ = [
     "infer_schema",
     "schema_for",
     "schema_from_ddl",
+    "schema_from_table_schema",
     "__version__",
 ]
 
@@ -65,8 +67,17 @@ def _as_schema(schema) -> pa.Schema | None:
     if isinstance(schema, ArrowSchema):
         return schema.arrow
     if isinstance(schema, str):
+        if schema.lstrip().startswith("{"):
+            return schema_from_table_schema(schema)
         return schema_from_ddl(schema)
     return pa.schema(schema)
+
+
+def _table_schema_texts(texts: Iterable[str | None]) -> list[str]:
+    """Distinct texts in order of first appearance; nulls (rows without one) left out."""
+    if isinstance(texts, str):
+        raise TypeError("table_schemas= takes a list of table schema texts, not one text")
+    return list(dict.fromkeys(t for t in texts if t is not None))
 
 
 def schema_from_ddl(sql: str) -> pa.Schema:
@@ -74,6 +85,12 @@ def schema_from_ddl(sql: str) -> pa.Schema:
     DECIMAL(p, s), ENUM/SET members (so indexes become names), unsigned widening, BIT widths,
     TiDB VECTOR; the primary key in the schema metadata (`primary_key`)."""
     return pa.schema(_schema_from_ddl(sql))
+
+
+def schema_from_table_schema(text: str) -> pa.Schema:
+    """The typed-layout schema of a Simple-protocol table schema: the `tableSchema` JSON that
+    BOOTSTRAP and DDL messages carry and the envelope's `_table_schema` column holds."""
+    return pa.schema(_schema_from_table_schema(text))
 
 
 class Decoder:
@@ -99,6 +116,7 @@ class Decoder:
         carry: Sequence[str | pa.Field] = (),
         verify_checksum: bool = False,
         max_pending: int = 100_000,
+        table_schemas: Iterable[str | None] = (),
     ) -> None:
         if protocol != "auto" and protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {protocol!r}; expected one of {PROTOCOLS} or 'auto'")
@@ -116,6 +134,7 @@ class Decoder:
             carry=_carry_fields(carry),
             verify_checksum=verify_checksum,
             max_pending=max_pending,
+            table_schemas=_table_schema_texts(table_schemas),
         )
         self._native = NativeDecoder(**self._options)
         self.schema = ArrowSchema(pa.schema(self._native.schema))
@@ -179,8 +198,11 @@ def infer_schema(
     compression: str = "none",
     key_column: str = "key",
     value_column: str = "value",
+    table_schemas: Iterable[str | None] = (),
 ) -> pa.Schema:
-    """The typed schema of `table` ("db.tbl") read off a sample of messages."""
+    """The typed schema of `table` ("db.tbl") read off a sample of messages, or off the newest
+    of `table_schemas` (Simple-protocol table schemas, as `Decoder` takes them) when the sample
+    brings no definition of the table."""
     if table is None:
         raise ValueError('infer_schema needs table="db.table"')
     if isinstance(batches, (pa.RecordBatch, pa.Table)):
@@ -191,7 +213,7 @@ def infer_schema(
             flat.extend(b.to_batches())
         else:
             flat.append(b)
-    native = _infer_schema(flat, protocol, table, compression, key_column, value_column)
+    native = _infer_schema(flat, protocol, table, compression, key_column, value_column, _table_schema_texts(table_schemas))
     return pa.schema(native)
 
 

@@ -5,7 +5,15 @@ from typing import Any, Sequence, final
 
 from typing_extensions import Self
 
-__all__ = ["DecodeError", "NativeDecoder", "NativeEncoder", "infer_schema", "schema_from_ddl", "__version__"]
+__all__ = [
+    "DecodeError",
+    "NativeDecoder",
+    "NativeEncoder",
+    "infer_schema",
+    "schema_from_ddl",
+    "schema_from_table_schema",
+    "__version__",
+]
 
 __version__: str
 
@@ -32,6 +40,7 @@ class NativeDecoder:
         carry: Sequence[Any],
         verify_checksum: bool,
         max_pending: int,
+        table_schemas: Sequence[str],
     ) -> Self: ...
     @property
     def schema(self) -> Any:
@@ -59,7 +68,11 @@ def infer_schema(
     compression: str,
     key_column: str,
     value_column: str,
+    table_schemas: Sequence[str],
 ) -> Any: ...
 
 def schema_from_ddl(sql: str) -> Any:
     """The typed schema of a CREATE TABLE statement (an object with `__arrow_c_schema__`)."""
+
+def schema_from_table_schema(text: str) -> Any:
+    """The typed schema of a Simple-protocol `tableSchema` JSON text."""

@@ -48,7 +48,8 @@ def _with_views(schema: pa.Schema) -> pa.Schema:
     return pa.schema(fields, metadata=schema.metadata)
 
 
-def _decoder(schema: pa.Schema, source, protocol: str, carry, views: bool, options) -> Decoder:
+def _decoder_options(schema: pa.Schema, source, protocol: str, carry, views: bool, options) -> dict:
+    """`Decoder`'s options, with the carried columns and the typed schema worked out."""
     key_column = options.get("key_column", "key")
     value_column = options.get("value_column", "value")
     if carry is None:
@@ -62,10 +63,21 @@ def _decoder(schema: pa.Schema, source, protocol: str, carry, views: bool, optio
             compression=options.get("compression", "none"),
             key_column=key_column,
             value_column=value_column,
+            table_schemas=options.get("table_schemas", ()),
         )
     if options.get("layout") == "typed" and views:
         options["schema"] = _with_views(_as_schema(options["schema"]))
-    return Decoder(protocol, carry=carry, **options)
+    return {"carry": carry, **options}
+
+
+def _events(decoder: Decoder, batches: Iterator[pa.RecordBatch]) -> Iterator:
+    """Each batch's events, then at the end of the stream the Simple rows whose schema never
+    came (as errors per `on_error`): nothing is dropped unsaid."""
+    for b in batches:
+        yield decoder.decode_native(b)
+    tail = decoder.flush()
+    if tail.num_rows:
+        yield tail
 
 
 def decode(
@@ -73,9 +85,8 @@ def decode(
 ) -> pl.DataFrame:
     """All events of `source`'s messages as one DataFrame. `options` are `Decoder`'s."""
     schema, batches = _batches(source)
-    decoder = _decoder(schema, source, protocol, carry, views, options)
-    out = [decoder.decode_native(b) for b in batches]
-    frames = [pl.DataFrame(o) for o in out]
+    decoder = Decoder(protocol, **_decoder_options(schema, source, protocol, carry, views, options))
+    frames = [pl.DataFrame(o) for o in _events(decoder, batches)]
     if not frames:
         return pl.DataFrame(schema=pl.DataFrame(pa.schema(decoder.schema).empty_table()).schema)
     return pl.concat(frames, how="vertical", rechunk=False)
@@ -88,14 +99,16 @@ def scan(
     from polars.io.plugins import register_io_source
 
     schema, _ = _batches(source)
-    decoder = _decoder(schema, source, protocol, carry, views, options)
-    out_schema = pl.DataFrame(pa.schema(decoder.schema).empty_table()).schema
+    resolved = _decoder_options(schema, source, protocol, carry, views, options)
+    out_schema = pl.DataFrame(pa.schema(Decoder(protocol, **resolved).schema).empty_table()).schema
 
     def io_source(with_columns, predicate, n_rows, batch_size):
+        # A fresh decoder per pass: each collect reads the stream from its start.
+        decoder = Decoder(protocol, **resolved)
         _, batches = _batches(source, batch_size or 65_536)
         remaining = n_rows
-        for b in batches:
-            df = pl.DataFrame(decoder.decode_native(b))
+        for events in _events(decoder, batches):
+            df = pl.DataFrame(events)
             if with_columns is not None:
                 df = df.select(with_columns)
             if predicate is not None:

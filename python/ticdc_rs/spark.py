@@ -6,12 +6,17 @@
 
 Every column of the input but `key` and `value` (Kafka's topic, partition, offset, timestamp...)
 is carried onto the events as `_topic`, `_partition`, ... unless `carry=` says otherwise.
+
+`decode` takes streaming DataFrames too (`spark.readStream`). Each task of a streaming query
+starts a fresh `Decoder`, so the Simple protocol's rows wait for their table's next BOOTSTRAP in
+every micro-batch; `table_schemas=` gives the decoders the schemas already seen, and
+`table_schemas(events)` collects them from decoded events (see the README's streaming section).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, Window
@@ -41,8 +46,16 @@ def decode(
     """Decoded events of `df`'s messages, one row per event. `options` are `Decoder`'s.
 
     With `layout="typed"` and no `schema=`, the table's schema is inferred from the first
-    `INFER_SAMPLE_ROWS` messages (collected to the driver once).
+    `INFER_SAMPLE_ROWS` messages (collected to the driver once), or for a streaming DataFrame,
+    which cannot be sampled, from `table_schemas=` (Simple protocol).
     """
+    if options.get("layout") == "typed" and options.get("schema") is None and df.isStreaming:
+        if not options.get("table_schemas"):
+            raise ValueError(
+                'a streaming DataFrame cannot be sampled to infer the typed schema: give schema= '
+                "(a CREATE TABLE statement or a pyarrow schema), or table_schemas= for the Simple protocol"
+            )
+        options["schema"] = infer_schema([], protocol, options.get("table"), table_schemas=options["table_schemas"])
     if options.get("layout") == "typed" and options.get("schema") is None:
         sample = df.select(*[c for c in (key_column, value_column) if c in df.columns]).limit(INFER_SAMPLE_ROWS)
         options["schema"] = infer_schema(
@@ -52,6 +65,7 @@ def decode(
             compression=options.get("compression", "none"),
             key_column=key_column,
             value_column=value_column,
+            table_schemas=options.get("table_schemas", ()),
         )
     decoder = Decoder(
         protocol,
@@ -61,6 +75,14 @@ def decode(
         **options,
     )
     return df.mapInArrow(decoder, decoder.schema)
+
+
+def table_schemas(events: DataFrame, known: Iterable[str] = ()) -> list[str]:
+    """The Simple-protocol table schemas of `known`, then those the BOOTSTRAP and DDL rows of
+    `events` (envelope layout) carry that `known` lacks: what `decode(..., table_schemas=)`
+    takes, so that a streaming query's next micro-batch reads its rows at once."""
+    rows = events.where(F.col("_table_schema").isNotNull()).select("_table_schema").distinct().collect()
+    return list(dict.fromkeys([*known, *sorted(r[0] for r in rows)]))
 
 
 def _primary_key(df: DataFrame, keys: Sequence[str] | None) -> list[str]:

@@ -23,6 +23,7 @@ use arrow_schema::{DataType, Field, Schema, TimeUnit};
 
 use super::typed::{TableName, MYSQL_TYPE_KEY};
 use super::{Bytes, Compression};
+use crate::codec::simple::TableSchema;
 use crate::codec::Protocol;
 use crate::error::{DecodeError, Result};
 use crate::event::{ColumnType, MessageEvents, Value};
@@ -136,7 +137,9 @@ struct Seen {
     scale: Option<u32>,
 }
 
-/// Infers the columns of `table` from the row events found in `batches`.
+/// Infers the columns of `table` from the row events found in `batches`, or takes them from a
+/// definition: a Simple table schema the stream or `table_schemas` gives, or a CREATE TABLE
+/// found in the stream.
 pub fn infer_schema(
     batches: &[RecordBatch],
     protocol: Option<Protocol>,
@@ -144,6 +147,7 @@ pub fn infer_schema(
     compression: Compression,
     value_column: &str,
     key_column: &str,
+    table_schemas: &[TableSchema],
 ) -> Result<Schema> {
     let name = protocol.map_or("auto", Protocol::name);
     let mut seen: Vec<Seen> = Vec::new();
@@ -175,7 +179,7 @@ pub fn infer_schema(
             };
             let Some(proto) = proto else { continue };
             if !codecs.iter().any(|(p, _)| *p == proto) {
-                let options = crate::codec::CodecOptions { compression, ..Default::default() };
+                let options = crate::codec::CodecOptions { compression, table_schemas: table_schemas.to_vec(), ..Default::default() };
                 let Some(codec) = proto.codec(&options) else { continue };
                 codecs.push((proto, codec));
             }
@@ -222,8 +226,13 @@ pub fn infer_schema(
     }
     // A codec that learnt the table's definition from the stream (Simple) knows it exactly;
     // else a CREATE TABLE in the sample, with the later DDL applied.
+    // Then the newest of the table schemas given, and then the rows.
     let learnt = codecs.iter().find_map(|(_, c)| c.table_definition(&table.schema, &table.table));
-    if let Some(definition) = learnt.or(definition) {
+    let given = || {
+        let of_table = table_schemas.iter().filter(|s| s.schema == table.schema && s.table == table.table);
+        of_table.max_by_key(|s| s.version).map(TableSchema::definition)
+    };
+    if let Some(definition) = learnt.or(definition).or_else(given) {
         return Ok(definition.arrow_schema());
     }
     if seen.is_empty() {

@@ -26,6 +26,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array}
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 use base64::Engine;
 
+use crate::codec::simple::TableSchema;
 use crate::codec::{Codec, CodecOptions, Held, Origin, Protocol};
 use crate::error::{DecodeError, Fault, FaultResult, Result};
 use crate::event::{MessageEvents, SpareBuffers};
@@ -176,11 +177,20 @@ pub struct DecodeOptions {
     pub verify_checksum: bool,
     /// simple: messages held while waiting for their table's schema.
     pub max_pending: usize,
+    /// simple: table schemas to start with, as if BOOTSTRAP messages had brought them. A
+    /// consumer that starts mid-stream (each micro-batch of a Spark streaming query does) reads
+    /// rows at once that would otherwise wait for the table's next BOOTSTRAP.
+    pub table_schemas: Vec<TableSchema>,
 }
 
 impl DecodeOptions {
     pub fn codec_options(&self) -> CodecOptions {
-        CodecOptions { compression: self.compression, verify_checksum: self.verify_checksum, max_pending: self.max_pending }
+        CodecOptions {
+            compression: self.compression,
+            verify_checksum: self.verify_checksum,
+            max_pending: self.max_pending,
+            table_schemas: self.table_schemas.clone(),
+        }
     }
 }
 
@@ -198,6 +208,7 @@ impl Default for DecodeOptions {
             carry: Vec::new(),
             verify_checksum: false,
             max_pending: CodecOptions::default().max_pending,
+            table_schemas: Vec::new(),
         }
     }
 }

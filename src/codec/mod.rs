@@ -144,11 +144,15 @@ pub struct CodecOptions {
     pub verify_checksum: bool,
     /// simple: how many messages may wait for their table's schema before the oldest is failed.
     pub max_pending: usize,
+    /// simple: table schemas known before the stream starts (see [`DecodeOptions::table_schemas`]).
+    ///
+    /// [`DecodeOptions::table_schemas`]: crate::arrow::DecodeOptions::table_schemas
+    pub table_schemas: Vec<simple::TableSchema>,
 }
 
 impl Default for CodecOptions {
     fn default() -> Self {
-        CodecOptions { compression: Compression::None, verify_checksum: false, max_pending: 100_000 }
+        CodecOptions { compression: Compression::None, verify_checksum: false, max_pending: 100_000, table_schemas: Vec::new() }
     }
 }
 

@@ -169,6 +169,21 @@ impl TableSchema {
         }
     }
 
+    /// A `tableSchema` as JSON text: what BOOTSTRAP and DDL messages carry, and the envelope's
+    /// `_table_schema` column holds (for either flavour).
+    pub fn from_json(text: &str) -> Result<TableSchema, String> {
+        let invalid = |f: Fault| format!("invalid table schema at byte {}: {}", f.offset, f.reason);
+        let mut cur = JsonCursor::new(text.as_bytes()).map_err(invalid)?;
+        let schema = TableSchema::read_json(&mut cur).map_err(invalid)?;
+        if !cur.at_end() {
+            return Err(invalid(cur.fault("text after the table schema")));
+        }
+        if schema.schema.is_empty() || schema.table.is_empty() {
+            return Err("invalid table schema: no schema or table name".into());
+        }
+        Ok(schema)
+    }
+
     /// Reads the JSON form (any field order; unknown fields skipped).
     pub fn read_json(cur: &mut JsonCursor<'_>) -> FaultResult<TableSchema> {
         let mut t = TableSchema::default();
@@ -647,8 +662,12 @@ pub struct State {
 
 impl State {
     fn new(options: &CodecOptions) -> State {
+        let mut cache = SchemaCache::default();
+        for schema in &options.table_schemas {
+            cache.insert(schema.clone());
+        }
         State {
-            cache: SchemaCache::default(),
+            cache,
             verify_checksum: options.verify_checksum,
             order: ImageOrder::default(),
             max_pending: options.max_pending,
