@@ -230,7 +230,8 @@ class Encoder:
     `enable_tidb_extension`, `output_old_value`, `content_compatible`,
     `only_output_updated_columns`, `delete_only_output_handle_key_columns`, `compression`,
     `max_message_bytes`, `max_batch_size`, `large_message_handle_option`, `claim_check_dir`,
-    `claim_check_raw_value`, `enable_row_checksum`, `send_bootstrap`, `timezone`.
+    `claim_check_raw_value`, `enable_row_checksum`, `send_bootstrap_in_msg_count`,
+    `send_bootstrap_interval_in_sec`, `send_bootstrap`, `timezone`.
     An instance is also a `mapInArrow` function (`df.mapInArrow(enc, enc.schema)`).
     """
 

@@ -265,8 +265,14 @@ pub struct EncodeOptions {
     pub claim_check_raw_value: bool,
     /// simple: compute and write row checksums.
     pub enable_row_checksum: bool,
-    /// simple: write a BOOTSTRAP before a table's first event.
+    /// simple: write a BOOTSTRAP before a table's first event, and again as the next two say.
     pub send_bootstrap: bool,
+    /// simple: `send-bootstrap-in-msg-count`: a BOOTSTRAP again after this many row messages of
+    /// the table (0: never for this reason).
+    pub send_bootstrap_in_msg_count: u64,
+    /// simple: `send-bootstrap-interval-in-sec`: a BOOTSTRAP again before a row once this long
+    /// has passed since the table's last one (0: never for this reason).
+    pub send_bootstrap_interval_in_sec: u64,
     /// The TiCDC server's time zone, for TIMESTAMP values written from typed Arrow columns.
     pub timezone: String,
     /// simple: the `buildTs` (ms) to write; None writes the wall clock, as TiCDC does.
@@ -289,6 +295,8 @@ impl Default for EncodeOptions {
             claim_check_raw_value: false,
             enable_row_checksum: false,
             send_bootstrap: true,
+            send_bootstrap_in_msg_count: 10_000,
+            send_bootstrap_interval_in_sec: 120,
             timezone: "UTC".into(),
             build_ts: None,
         }
@@ -326,6 +334,8 @@ impl EncodeOptions {
             "claim_check_raw_value" => self.claim_check_raw_value = flag()?,
             "enable_row_checksum" => self.enable_row_checksum = flag()?,
             "send_bootstrap" => self.send_bootstrap = flag()?,
+            "send_bootstrap_in_msg_count" => self.send_bootstrap_in_msg_count = size()? as u64,
+            "send_bootstrap_interval_in_sec" => self.send_bootstrap_interval_in_sec = size()? as u64,
             "timezone" | "time_zone" => self.timezone = value.to_string(),
             _ => return Err(format!("unknown encoder option {name:?}")),
         }

@@ -184,3 +184,22 @@ def test_polars_reports_rows_whose_schema_never_came_and_reads_them_with_table_s
         assert lazy.collect().filter(pl.col("_op").is_in(DML)).height == dml
     typed = ticdc_rs.polars.decode(dump, protocol, layout="typed", table="shop.orders", table_schemas=known)
     assert typed.filter(pl.col("_op") == "INSERT").height == ROWS
+
+
+@pytest.mark.parametrize("protocol", SIMPLE)
+def test_the_simple_encoder_repeats_the_bootstrap_as_ticdc_does(events, protocol):  # noqa: F811
+    """TiCDC sends a table's BOOTSTRAP again every `send-bootstrap-in-msg-count` rows (10,000 by
+    default) or `send-bootstrap-interval-in-sec` (120), so that late consumers find the schema."""
+    rows = sum(op in DML for op in events.column("_op").to_pylist())
+    for count, expected in ((10, -(-rows // 10)), (0, 1)):
+        encoded = ticdc_rs.Encoder(protocol, send_bootstrap_in_msg_count=count).encode(events)
+        decoded = ticdc_rs.Decoder(protocol).decode(encoded)
+        ops = decoded.column("_op").to_pylist()
+        assert ops.count("BOOTSTRAP") == expected
+        assert ops[0] == "BOOTSTRAP" and [o for o in ops if o != "BOOTSTRAP"] == events.column("_op").to_pylist()
+    # A consumer that joins after the first BOOTSTRAP reads the rows from the next one on.
+    encoded = ticdc_rs.Encoder(protocol, send_bootstrap_in_msg_count=10).encode(events).slice(1)
+    late = ticdc_rs.Decoder(protocol, on_error="collect")
+    out = pa.Table.from_batches([late.decode(encoded), late.flush()])
+    assert out.column("_op").to_pylist().count("ERROR") == 0
+    assert sum(op in DML for op in out.column("_op").to_pylist()) == rows

@@ -6,15 +6,18 @@
 //!
 //! Row messages only name their schema version, so the encoder keeps what the stream has told
 //! the consumer: the latest `tableSchema` per table from DDL and BOOTSTRAP events, and which
-//! (schema, table, version) were announced. With `send_bootstrap`, a row of a version not yet
-//! announced is preceded by a BOOTSTRAP built from the known schema of that version, or else
-//! from the row's own column types. A DDL's `preTableSchema` is the table's previously known
+//! (schema, table, version) were announced, and when. With `send_bootstrap`, a row of a version
+//! not yet announced is preceded by a BOOTSTRAP built from the known schema of that version, or
+//! else from the row's own column types; as in TiCDC, the BOOTSTRAP is sent again after
+//! `send_bootstrap_in_msg_count` rows of the table or `send_bootstrap_interval_in_sec` seconds,
+//! so that consumers who join later find the schema soon. A DDL's `preTableSchema` is the table's previously known
 //! schema (by table id, then by name), as TiCDC's schema storage provides it.
 //!
 //! `buildTs` is the wall clock unless [`EncodeOptions::build_ts`] fixes it (tests).
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 
@@ -33,7 +36,25 @@ pub struct SimpleEncoder {
     options: EncodeOptions,
     /// The latest schema of each (schema, table) seen in DDL/BOOTSTRAP events.
     known: HashMap<(String, String), TableSchema>,
-    announced: HashSet<(String, String, u64)>,
+    announced: HashMap<(String, String, u64), Announced>,
+}
+
+/// When a table version's BOOTSTRAP (or DDL) last went out, and the rows written since.
+struct Announced {
+    at: Instant,
+    rows: u64,
+}
+
+impl Announced {
+    fn now() -> Announced {
+        Announced { at: Instant::now(), rows: 0 }
+    }
+
+    fn is_due(&self, options: &EncodeOptions) -> bool {
+        let count = options.send_bootstrap_in_msg_count;
+        let interval = options.send_bootstrap_interval_in_sec;
+        (count > 0 && self.rows >= count) || (interval > 0 && self.at.elapsed() >= Duration::from_secs(interval))
+    }
 }
 
 /// A row as it will be written.
@@ -50,7 +71,7 @@ struct Row<'e, 'a> {
 
 impl SimpleEncoder {
     pub fn new(encoding: Encoding, options: &EncodeOptions) -> SimpleEncoder {
-        SimpleEncoder { encoding, options: options.clone(), known: HashMap::new(), announced: HashSet::new() }
+        SimpleEncoder { encoding, options: options.clone(), known: HashMap::new(), announced: HashMap::new() }
     }
 
     fn build_ts(&self) -> i64 {
@@ -67,7 +88,7 @@ impl SimpleEncoder {
         if schema.schema.is_empty() || schema.table.is_empty() {
             return;
         }
-        self.announced.insert((schema.schema.clone(), schema.table.clone(), schema.version));
+        self.announced.insert((schema.schema.clone(), schema.table.clone(), schema.version), Announced::now());
         self.known.insert((schema.schema.clone(), schema.table.clone()), schema.clone());
     }
 
@@ -261,13 +282,17 @@ impl SimpleEncoder {
         let version = e.schema_version.or(known.map(|k| k.version)).unwrap_or(0);
         let table_id = e.table_id.or(known.map(|k| k.table_id)).unwrap_or(0);
         let key = (schema.to_string(), table.to_string(), version);
-        if self.options.send_bootstrap && !self.announced.contains(&key) {
+        let due = self.announced.get(&key).is_none_or(|a| a.is_due(&self.options));
+        if self.options.send_bootstrap && due {
             let schema = match known.filter(|k| k.version == version) {
                 Some(k) => k.clone(),
                 None => schema_from_columns(events, e, version, table_id),
             };
             out.push(self.record(self.bootstrap(&schema))?);
-            self.announced.insert(key);
+            self.announced.insert(key.clone(), Announced::now());
+        }
+        if let Some(a) = self.announced.get_mut(&key) {
+            a.rows += 1;
         }
         let (data, old) = match e.kind {
             EventKind::Insert => (Some(events.after(e)), None),
