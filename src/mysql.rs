@@ -255,6 +255,8 @@ impl TypeDescription {
         let (base, binary) = match base {
             MySqlType::Char if rest.trim_start().starts_with("varying") => (MySqlType::VarChar, binary),
             MySqlType::MediumText if rest.trim_start().starts_with("varbinary") => (base, true),
+            // FLOAT(p) with a precision of 25 to 53 bits is a DOUBLE (MySQL and TiDB alike).
+            MySqlType::Float if scale.is_none() && length.is_some_and(|p| p > 24) => (MySqlType::Double, binary),
             _ => (base, binary),
         };
         TypeDescription { base, binary, unsigned, length, scale, members }
@@ -609,6 +611,9 @@ mod tests {
         assert!(t.unsigned && t.base == MySqlType::BigInt);
         let t = TypeDescription::parse("enum('a','b''c','d,e')");
         assert_eq!(t.members, vec!["a", "b'c", "d,e"]);
+        assert_eq!(TypeDescription::parse("float(30)").base, MySqlType::Double);
+        assert_eq!(TypeDescription::parse("float(24)").base, MySqlType::Float);
+        assert_eq!(TypeDescription::parse("float(30,2)").base, MySqlType::Float);
         let t = TypeDescription::parse("varbinary(255)");
         assert!(t.binary && t.base == MySqlType::VarChar);
         assert!(TypeDescription::parse("tinyint unsigned").unsigned);
