@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
-use ticdc_rs::arrow::{BatchDecoder, DecodeOptions, LayoutOptions, TableName};
+use ticdc_rs::arrow::{BatchDecoder, DecodeOptions, LayoutOptions};
 use ticdc_rs::codec::{CodecOptions, EncodeOptions, Record};
 use ticdc_rs::event::{Column, ColumnType, Event, EventKind, MessageEvents, Value};
 use ticdc_rs::mysql::TypeDescription;
@@ -123,14 +123,10 @@ fn craft(c: &mut Criterion) {
     group.finish();
 
     // Through the batch driver into each layout.
-    let typed = |columns| LayoutOptions::Typed {
-        table: TableName::parse(&format!("{}.{}", common::SCHEMA, common::TABLE)).unwrap(),
-        columns,
-    };
     let layouts = [
         ("envelope", LayoutOptions::Envelope),
-        ("typed", typed(common::typed_fields())),
-        ("typed_views", typed(common::typed_view_fields())),
+        ("typed", common::typed_layout(common::typed_fields())),
+        ("typed_views", common::typed_layout(common::typed_view_fields())),
     ];
     for (name, layout) in layouts {
         let mut dec = BatchDecoder::new(DecodeOptions { protocol: Some(Protocol::Craft), layout, ..Default::default() })
@@ -149,7 +145,7 @@ fn craft(c: &mut Criterion) {
     let (meta, columns, before) = floor.decode(&refs).expect("the generated messages fit the specialised decoder");
     let mut dec = BatchDecoder::new(DecodeOptions {
         protocol: Some(Protocol::Craft),
-        layout: typed(common::typed_fields()),
+        layout: common::typed_layout(common::typed_fields()),
         ..Default::default()
     })
     .expect("decoder options");

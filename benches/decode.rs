@@ -17,7 +17,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::RecordBatch;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use criterion::measurement::WallTime;
-use ticdc_rs::arrow::{BatchDecoder, DecodeOptions, LayoutOptions, TableName};
+use ticdc_rs::arrow::{BatchDecoder, DecodeOptions, LayoutOptions};
 use ticdc_rs::Protocol;
 
 const MESSAGES: usize = 10_000;
@@ -33,13 +33,6 @@ fn configure(group: &mut BenchmarkGroup<'_, WallTime>, bytes: u64) {
 fn decoder(layout: LayoutOptions) -> BatchDecoder {
     BatchDecoder::new(DecodeOptions { protocol: Some(Protocol::CanalJson), layout, ..Default::default() })
         .expect("decoder options")
-}
-
-fn typed_layout() -> LayoutOptions {
-    LayoutOptions::Typed {
-        table: TableName::parse(&format!("{}.{}", common::SCHEMA, common::TABLE)).unwrap(),
-        columns: common::typed_fields(),
-    }
 }
 
 /// Decodes once outside the timing and checks every message became one row.
@@ -63,7 +56,7 @@ fn canal_json(c: &mut Criterion) {
         bytes as f64 / MESSAGES as f64
     );
 
-    for (name, layout) in [("envelope", LayoutOptions::Envelope), ("typed", typed_layout())] {
+    for (name, layout) in [("envelope", LayoutOptions::Envelope), ("typed", common::typed_layout(common::typed_fields()))] {
         let mut dec = decoder(layout);
         check(name, &mut dec, &batch);
         let mut group = c.benchmark_group(format!("canal_json/{name}"));

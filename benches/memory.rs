@@ -15,7 +15,7 @@ mod heap;
 
 use arrow_array::cast::AsArray;
 use arrow_array::RecordBatch;
-use ticdc_rs::arrow::{LayoutOptions, TableName};
+use ticdc_rs::arrow::LayoutOptions;
 use ticdc_rs::Protocol;
 
 const EVENTS: usize = 10_000;
@@ -34,10 +34,7 @@ fn main() {
     // `cargo test --benches` runs this too: a smaller stream there.
     let events = if std::env::args().any(|a| a == "--bench") { EVENTS } else { 500 };
     let canal = common::canal_json_messages(events, SEED);
-    let typed = || LayoutOptions::Typed {
-        table: TableName::parse(&format!("{}.{}", common::SCHEMA, common::TABLE)).unwrap(),
-        columns: common::typed_fields(),
-    };
+    let typed = || common::typed_layout(common::typed_fields());
     println!("{events} events, decoded as one batch by a warmed-up decoder; sizes in MiB");
     println!(
         "{:<12} {:<9} {:>8} {:>8} {:>8} {:>12} {:>12} {:>10}",

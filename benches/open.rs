@@ -19,7 +19,7 @@ use arrow_array::{BinaryArray, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
-use ticdc_rs::arrow::{BatchDecoder, DecodeOptions, LayoutOptions, TableName};
+use ticdc_rs::arrow::{BatchDecoder, DecodeOptions, LayoutOptions};
 use ticdc_rs::codec::{CodecOptions, EncodeOptions, Record};
 use ticdc_rs::event::{Column, ColumnType, Event, EventKind, MessageEvents, Value};
 use ticdc_rs::mysql::TypeDescription;
@@ -187,10 +187,7 @@ fn open(c: &mut Criterion) {
         group.finish();
 
         let input = batch(&records);
-        let typed = LayoutOptions::Typed {
-            table: TableName::parse(&format!("{}.{}", common::SCHEMA, common::TABLE)).unwrap(),
-            columns: common::typed_fields(),
-        };
+        let typed = common::typed_layout(common::typed_fields());
         for (name, layout) in [("typed", typed), ("envelope", LayoutOptions::Envelope)] {
             let mut decoder =
                 BatchDecoder::new(DecodeOptions { protocol: Some(Protocol::Open), layout, ..Default::default() }).unwrap();

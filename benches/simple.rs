@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
-use ticdc_rs::arrow::{BatchDecoder, DecodeOptions, LayoutOptions, TableName};
+use ticdc_rs::arrow::{BatchDecoder, DecodeOptions};
 use ticdc_rs::codec::simple::{ColumnSchema, DataType, DefaultValue, IndexSchema, Table, TableSchema};
 use ticdc_rs::codec::{CodecOptions, EncodeOptions};
 use ticdc_rs::event::{Column, Event, EventKind, MessageEvents, Value};
@@ -170,10 +170,7 @@ fn simple(c: &mut Criterion) {
         }
 
         // Typed Arrow through the driver; the BOOTSTRAP is decoded once, outside the timing.
-        let layout = LayoutOptions::Typed {
-            table: TableName::parse(&format!("{}.{}", common::SCHEMA, common::TABLE)).unwrap(),
-            columns: common::typed_fields(),
-        };
+        let layout = common::typed_layout(common::typed_fields());
         let mut decoder =
             BatchDecoder::new(DecodeOptions { protocol: Some(protocol), layout, ..Default::default() }).unwrap();
         decoder.decode(&common::value_batch(&values[..1])).unwrap();

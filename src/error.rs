@@ -1,9 +1,10 @@
-//! The one error type of the crate.
+//! The error types of the crate.
 //!
 //! Codecs fail with a [`Fault`]: a reason and the byte offset inside the message where it was
 //! found. The batch driver, which knows the protocol and which message of the batch it was
 //! reading, turns it into a [`DecodeError`]. Keeping the two apart lets every leaf parser report
-//! an offset without threading the message index through all of them.
+//! an offset without threading the message index through all of them. Encoding fails on an
+//! input row, not inside a message, so its drivers report an [`EncodeError`] naming the row.
 
 use std::fmt;
 
@@ -22,7 +23,7 @@ impl Fault {
 
 pub type FaultResult<T> = std::result::Result<T, Fault>;
 
-/// A message that could not be decoded (or a batch that could not be encoded).
+/// A message that could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodeError {
     /// The protocol name as the contract spells it (`canal-json`, `open`, ...).
@@ -58,3 +59,33 @@ impl fmt::Display for DecodeError {
 impl std::error::Error for DecodeError {}
 
 pub type Result<T> = std::result::Result<T, DecodeError>;
+
+/// A batch that could not be encoded: the row whose event could not be written, or none when the
+/// call as a whole is wrong (options, a missing column).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodeError {
+    pub protocol: &'static str,
+    pub row: Option<usize>,
+    pub reason: String,
+}
+
+impl EncodeError {
+    pub fn usage(protocol: &'static str, reason: impl Into<String>) -> Self {
+        EncodeError { protocol, row: None, reason: reason.into() }
+    }
+
+    pub fn at_row(protocol: &'static str, row: usize, fault: Fault) -> Self {
+        EncodeError { protocol, row: Some(row), reason: fault.reason }
+    }
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.row {
+            Some(row) => write!(f, "{}: row {}: {}", self.protocol, row, self.reason),
+            None => write!(f, "{}: {}", self.protocol, self.reason),
+        }
+    }
+}
+
+impl std::error::Error for EncodeError {}

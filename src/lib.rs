@@ -20,6 +20,7 @@
 pub mod arrow;
 pub mod codec;
 pub mod ddl;
+pub mod ddl_action;
 pub mod error;
 pub mod event;
 pub mod json;
@@ -32,4 +33,4 @@ mod python;
 pub use crate::arrow::encode::BatchEncoder;
 pub use crate::arrow::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError};
 pub use crate::codec::{EncodeOptions, Protocol};
-pub use crate::error::DecodeError;
+pub use crate::error::{DecodeError, EncodeError};

@@ -1,8 +1,8 @@
 //! The private native module `ticdc_rs._ticdc_rs`: a few lines of glue per binding.
 //!
 //! Arrow crosses the boundary only through the Arrow PyCapsule interface (pyo3-arrow); batches
-//! are decoded with the GIL released. [`to_py_err`] is the one place a Rust error becomes a Python
-//! exception. The public API, its defaults and the Spark/Polars adapters live in Python.
+//! are decoded with the GIL released. [`to_py_err`] and [`to_py_encode_err`] are the one place
+//! a Rust error becomes a Python exception. The public API, its defaults and the Spark/Polars adapters live in Python.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,8 +16,10 @@ use pyo3_arrow::{PyField, PyRecordBatch, PySchema};
 use crate::arrow::{infer, LayoutOptions, TableName};
 use crate::codec::simple::TableSchema;
 use crate::{BatchDecoder, BatchEncoder, Compression, EncodeOptions, DecodeError as RustDecodeError, DecodeOptions, OnError, Protocol};
+use crate::EncodeError as RustEncodeError;
 
 create_exception!(_ticdc_rs, DecodeError, PyValueError, "A message could not be decoded.");
+create_exception!(_ticdc_rs, EncodeError, PyValueError, "A batch could not be encoded.");
 
 fn to_py_err(py: Python<'_>, e: RustDecodeError) -> PyErr {
     if e.reason.ends_with("is not supported yet") {
@@ -30,6 +32,18 @@ fn to_py_err(py: Python<'_>, e: RustDecodeError) -> PyErr {
     let _ = value.setattr("protocol", e.protocol);
     let _ = value.setattr("message_index", e.message_index);
     let _ = value.setattr("offset", e.offset);
+    let _ = value.setattr("reason", e.reason);
+    err
+}
+
+fn to_py_encode_err(py: Python<'_>, e: RustEncodeError) -> PyErr {
+    if e.reason.ends_with("is not supported yet") {
+        return PyNotImplementedError::new_err(e.reason);
+    }
+    let err = EncodeError::new_err(e.to_string());
+    let value = err.value(py);
+    let _ = value.setattr("protocol", e.protocol);
+    let _ = value.setattr("row", e.row);
     let _ = value.setattr("reason", e.reason);
     err
 }
@@ -78,7 +92,7 @@ impl NativeDecoder {
         let layout = match (layout, table, schema) {
             ("envelope", _, _) => LayoutOptions::Envelope,
             ("typed", Some(table), Some(schema)) => {
-                LayoutOptions::Typed { table: table_name(table)?, columns: schema.into_inner().fields().clone() }
+                LayoutOptions::Typed { table: table_name(table)?, schema: schema.into_inner() }
             }
             ("typed", _, _) => return Err(PyValueError::new_err("layout=\"typed\" needs table= and schema=")),
             (other, _, _) => return Err(PyValueError::new_err(format!("unknown layout {other:?}"))),
@@ -145,7 +159,7 @@ impl NativeEncoder {
         for (name, value) in &options {
             parsed.set(name, value).map_err(PyValueError::new_err)?;
         }
-        let inner = BatchEncoder::new(protocol, parsed).map_err(|e| to_py_err(py, e))?;
+        let inner = BatchEncoder::new(protocol, parsed).map_err(|e| to_py_encode_err(py, e))?;
         Ok(NativeEncoder { inner })
     }
 
@@ -157,7 +171,7 @@ impl NativeEncoder {
     fn encode(&mut self, py: Python<'_>, batch: PyRecordBatch) -> PyResult<PyRecordBatch> {
         let batch = batch.into_inner();
         let inner = &mut self.inner;
-        let out = py.detach(|| inner.encode(&batch)).map_err(|e| to_py_err(py, e))?;
+        let out = py.detach(|| inner.encode(&batch)).map_err(|e| to_py_encode_err(py, e))?;
         Ok(PyRecordBatch::new(out))
     }
 }
@@ -207,6 +221,7 @@ fn schema_from_ddl(sql: &str) -> PyResult<PySchema> {
 #[pymodule]
 fn _ticdc_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DecodeError", m.py().get_type::<DecodeError>())?;
+    m.add("EncodeError", m.py().get_type::<EncodeError>())?;
     m.add_class::<NativeDecoder>()?;
     m.add_class::<NativeEncoder>()?;
     m.add_function(wrap_pyfunction!(infer_schema, m)?)?;

@@ -9,16 +9,13 @@ mod common;
 #[path = "../benches/common/heap.rs"]
 mod heap;
 
-use ticdc_rs::arrow::{LayoutOptions, TableName};
+use ticdc_rs::arrow::LayoutOptions;
 use ticdc_rs::Protocol;
 
 #[test]
 fn allocations_do_not_grow_with_events() {
     let (small, large) = (1_000, 8_000);
-    let typed = || LayoutOptions::Typed {
-        table: TableName::parse(&format!("{}.{}", common::SCHEMA, common::TABLE)).unwrap(),
-        columns: common::typed_fields(),
-    };
+    let typed = || common::typed_layout(common::typed_fields());
     let corpora: Vec<_> = [small, large].iter().map(|&n| common::canal_json_messages(n, 7)).collect();
     for protocol in [Protocol::CanalJson, Protocol::Open, Protocol::Craft, Protocol::SimpleJson, Protocol::SimpleAvro] {
         let inputs: Vec<_> = corpora

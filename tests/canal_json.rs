@@ -174,7 +174,6 @@ proptest! {
 /// offsets). The message that would overflow a column is an error row; it never panics.
 #[test]
 fn output_past_two_gib_is_an_error_not_a_panic() {
-    use arrow_schema::Fields;
     use ticdc_rs::arrow::{LayoutOptions, TableName};
     let note = "x".repeat(200 << 20);
     let message = format!(
@@ -185,7 +184,7 @@ fn output_past_two_gib_is_an_error_not_a_panic() {
     let input = batch(vec![compressed; 11]); // 11 x 200 MiB of text > 2 GiB
     let typed = LayoutOptions::Typed {
         table: TableName::parse("d.t").unwrap(),
-        columns: Fields::from(vec![Field::new("id", DataType::Int32, true), Field::new("note", DataType::Utf8, true)]),
+        schema: Arc::new(Schema::new(vec![Field::new("id", DataType::Int32, true), Field::new("note", DataType::Utf8, true)])),
     };
     for layout in [typed, LayoutOptions::Envelope] {
         let options = DecodeOptions {
@@ -209,7 +208,6 @@ fn output_past_two_gib_is_an_error_not_a_panic() {
 /// messages around it are intact, in this batch and the next.
 #[test]
 fn typed_rows_of_a_failed_message_are_dropped_whole() {
-    use arrow_schema::Fields;
     use ticdc_rs::arrow::{LayoutOptions, TableName};
     let event = |kind: &str, data: &str, old: &str| {
         format!(
@@ -229,7 +227,7 @@ fn typed_rows_of_a_failed_message_are_dropped_whole() {
     ];
     let typed = || LayoutOptions::Typed {
         table: TableName::parse("d.t").unwrap(),
-        columns: Fields::from(vec![Field::new("id", DataType::Int32, true), Field::new("v", DataType::Utf8, true)]),
+        schema: Arc::new(Schema::new(vec![Field::new("id", DataType::Int32, true), Field::new("v", DataType::Utf8, true)])),
     };
     for (on_error, ops, ids, vs, old_vs) in [
         (OnError::Collect, vec!["UPDATE", "ERROR", "INSERT"], vec![Some(1), None, Some(3)], vec![Some("b"), None, Some("c")], vec![Some("a"), None, None]),

@@ -324,7 +324,7 @@ fn typed_layout() {
         Field::new("g", DataType::Int64, true),
         Field::new("h", DataType::Int32, true),
     ]);
-    let layout = LayoutOptions::Typed { table: TableName::parse("test.t").unwrap(), columns };
+    let layout = LayoutOptions::Typed { table: TableName::parse("test.t").unwrap(), schema: Arc::new(Schema::new(columns)) };
     let mut values = v.values.clone();
     values.extend(vector("dml_partition_table.json").unwrap().values); // test.t too, other columns
     let out = batch_decoder(layout, OnError::Raise).decode(&batch(&values)).unwrap();
@@ -569,11 +569,14 @@ fn ddl_and_resolved_travel_alone_in_order() {
         records.iter().map(|r| decode(&r.value).unwrap().events.iter().map(|e| e.kind).collect()).collect();
     assert_eq!(kinds, [vec![EventKind::Insert], vec![EventKind::Ddl], vec![EventKind::Insert], vec![EventKind::Watermark]]);
 
-    let mut bad = MessageEvents::default();
+    // A category (Canal-JSON, Simple) becomes TiDB's action code, read from the query.
+    let mut created = MessageEvents::default();
     let mut ddl = Event::new(EventKind::Ddl, 2);
+    ddl.ddl = Some("CREATE TABLE t (a INT PRIMARY KEY)".into());
     ddl.ddl_type = Some("CREATE".into());
-    bad.events.push(ddl);
-    assert!(encoder(&EncodeOptions::default()).encode(&bad, &bad.events[0], &mut Vec::new()).is_err());
+    created.events.push(ddl);
+    let records = encode_all(&EncodeOptions::default(), &created);
+    assert_eq!(decode(&records[0].value).unwrap().events[0].ddl_type.as_deref(), Some("3"));
 }
 
 #[test]
@@ -848,7 +851,7 @@ fn typed_views_point_into_the_input() {
         Field::new("s", DataType::Utf8View, true),
         Field::new("b", DataType::BinaryView, true),
     ]);
-    let layout = LayoutOptions::Typed { table: TableName::parse("test.t").unwrap(), columns };
+    let layout = LayoutOptions::Typed { table: TableName::parse("test.t").unwrap(), schema: Arc::new(Schema::new(columns)) };
     let out = batch_decoder(layout, OnError::Raise).decode(&input).unwrap();
     assert_eq!(out.num_rows(), 3);
     let input_data = input.column(0).as_binary::<i32>().values().as_ptr();

@@ -318,7 +318,7 @@ fn typed_decoder(schema: &Schema) -> BatchDecoder {
     BatchDecoder::new(DecodeOptions {
         protocol: Some(Protocol::CanalJson),
         on_error: OnError::Raise,
-        layout: LayoutOptions::Typed { table, columns: schema.fields().clone() },
+        layout: LayoutOptions::Typed { table, schema: Arc::new(schema.clone()) },
         ..Default::default()
     })
     .unwrap()

@@ -731,7 +731,7 @@ fn typed_layout_of_vectors() {
     let batch = vector_batch(&v);
     let table = TableName::parse("test.t").unwrap();
     let schema = infer_schema(std::slice::from_ref(&batch), Some(Protocol::Open), &table, Compression::None, "value", "key", &[]).unwrap();
-    let layout = LayoutOptions::Typed { table, columns: schema.fields().clone() };
+    let layout = LayoutOptions::Typed { table, schema: Arc::new(schema) };
     let out = batch_decoder(layout, Compression::None, None).decode(&batch).unwrap();
     assert_eq!(out.num_rows(), 1);
     assert_eq!(out.column_by_name("_op").unwrap().as_string::<i32>().value(0), "INSERT");
@@ -759,7 +759,7 @@ fn typed_layout_of_compressed_and_claim_checked_vectors() {
     let table = TableName::parse("test.t").unwrap();
     let full = vector("dml_large_insert_lz4").unwrap();
     let schema = infer_schema(&[vector_batch(&full)], Some(Protocol::Open), &table, Compression::Lz4, "value", "key", &[]).unwrap();
-    let layout = LayoutOptions::Typed { table, columns: schema.fields().clone() };
+    let layout = LayoutOptions::Typed { table, schema: Arc::new(schema) };
     let out = batch_decoder(layout, Compression::Lz4, Some(dir.clone())).decode(&batch).unwrap();
     assert_eq!(out.num_rows(), 1);
     assert_eq!(out.column_by_name("_op").unwrap().as_string::<i32>().value(0), "INSERT");

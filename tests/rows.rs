@@ -114,7 +114,7 @@ fn typed_batches_survive_canal_json_encoding() {
         let typed = |compression| DecodeOptions {
             protocol: Some(Protocol::CanalJson),
             compression,
-            layout: LayoutOptions::Typed { table: table.clone(), columns: schema.fields().clone() },
+            layout: LayoutOptions::Typed { table: table.clone(), schema: Arc::new(schema.clone()) },
             ..Default::default()
         };
         let decoded = BatchDecoder::new(typed(compression)).unwrap().decode(&input).unwrap();

@@ -693,7 +693,7 @@ fn envelope_and_typed_layouts() {
         let name = TableName::parse("shop.orders").unwrap();
         let schema = infer_schema(std::slice::from_ref(&input), Some(protocol), &name, Compression::None, "value", "key", &[]).unwrap();
         assert_eq!(schema.field_with_name("price").unwrap().data_type(), &DataType::Decimal128(12, 2));
-        let layout = LayoutOptions::Typed { table: name, columns: schema.fields().clone() };
+        let layout = LayoutOptions::Typed { table: name, schema: Arc::new(schema) };
         let out = decoder(protocol, OnError::Raise, |o| o.layout = layout).decode(&input).unwrap();
         assert_eq!(ops(&out), ["BOOTSTRAP", "INSERT"]);
         let price = out.column_by_name("price").unwrap().as_primitive::<Decimal128Type>();

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use arrow_array::{BinaryArray, RecordBatch};
 use arrow_schema::{DataType, Field, Fields, Schema, TimeUnit};
+use ticdc_rs::arrow::{LayoutOptions, TableName};
 use ticdc_rs::codec::{CodecOptions, EncodeOptions};
 use ticdc_rs::event::MessageEvents;
 use ticdc_rs::Protocol;
@@ -60,6 +61,12 @@ pub fn typed_fields() -> Fields {
         Field::new("payload", DataType::Binary, true),
         Field::new("attrs", DataType::Utf8, true),
     ])
+}
+
+/// The typed layout of the table with these fields ([`typed_fields`] or [`typed_view_fields`]).
+pub fn typed_layout(fields: Fields) -> LayoutOptions {
+    let table = TableName::parse(&format!("{SCHEMA}.{TABLE}")).expect("a table name");
+    LayoutOptions::Typed { table, schema: Arc::new(Schema::new(fields)) }
 }
 
 /// [`typed_fields`] with strings and bytes as views, which point into the input where the

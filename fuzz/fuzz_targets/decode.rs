@@ -97,7 +97,8 @@ fuzz_target!(|data: &[u8]| {
         DataType::Binary if views => Arc::new(f.as_ref().clone().with_data_type(DataType::BinaryView)),
         _ => f.clone(),
     });
-    let layout = LayoutOptions::Typed { table, columns: columns.collect() };
+    let schema = Schema::new_with_metadata(columns.collect::<Vec<_>>(), inferred.metadata().clone());
+    let layout = LayoutOptions::Typed { table, schema: Arc::new(schema) };
     let typed = decode_all(DecodeOptions { layout, ..base }, &batches);
     reencode_all(&typed);
 });

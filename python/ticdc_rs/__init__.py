@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import pyarrow as pa
 
 from ticdc_rs._schema import ArrowSchema, spark_ddl
-from ticdc_rs._ticdc_rs import DecodeError, NativeDecoder, NativeEncoder, __version__
+from ticdc_rs._ticdc_rs import DecodeError, EncodeError, NativeDecoder, NativeEncoder, __version__
 from ticdc_rs._ticdc_rs import infer_schema as _infer_schema
 from ticdc_rs._ticdc_rs import schema_from_ddl as _schema_from_ddl
 from ticdc_rs._ticdc_rs import schema_from_table_schema as _schema_from_table_schema
@@ -24,6 +24,7 @@ __all__ = [
     "ArrowSchema",
     "DecodeError",
     "Decoder",
+    "EncodeError",
     "Encoder",
     "ENVELOPE_SCHEMA",
     "PROTOCOLS",
@@ -233,6 +234,7 @@ class Encoder:
     `claim_check_raw_value`, `enable_row_checksum`, `send_bootstrap_in_msg_count`,
     `send_bootstrap_interval_in_sec`, `send_bootstrap`, `timezone`.
     An instance is also a `mapInArrow` function (`df.mapInArrow(enc, enc.schema)`).
+    A row that cannot be encoded raises `EncodeError`, whose `row` is its index in the batch.
     """
 
     def __init__(self, protocol: str, **options) -> None:

@@ -7,6 +7,7 @@ from typing_extensions import Self
 
 __all__ = [
     "DecodeError",
+    "EncodeError",
     "NativeDecoder",
     "NativeEncoder",
     "infer_schema",
@@ -21,6 +22,11 @@ class DecodeError(ValueError):
     protocol: str
     message_index: int
     offset: int
+    reason: str
+
+class EncodeError(ValueError):
+    protocol: str
+    row: int | None
     reason: str
 
 @final

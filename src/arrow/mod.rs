@@ -16,6 +16,7 @@ pub mod rows;
 pub mod typed;
 pub mod views;
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::ops::Range;
 use std::path::PathBuf;
@@ -23,7 +24,7 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
-use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 use base64::Engine;
 
 use crate::codec::simple::TableSchema;
@@ -155,8 +156,9 @@ impl Compression {
 #[derive(Debug, Clone)]
 pub enum LayoutOptions {
     Envelope,
-    /// One table's columns; `columns` are the table's fields (types per the contract).
-    Typed { table: TableName, columns: Fields },
+    /// One table's columns, as `schema` declares them (types per the contract); the output
+    /// schema carries its metadata (`primary_key`), so that typed output re-encodes with its keys.
+    Typed { table: TableName, schema: SchemaRef },
 }
 
 #[derive(Debug, Clone)]
@@ -308,9 +310,13 @@ impl BatchDecoder {
             .ok_or_else(|| DecodeError::usage(name, format!("unknown time zone {:?}", options.timezone)))?;
         let layout: Box<dyn Layout> = match &options.layout {
             LayoutOptions::Envelope => Box::new(envelope::EnvelopeLayout::default()),
-            LayoutOptions::Typed { table, columns } => Box::new(
-                typed::TypedLayout::new(table.clone(), columns, zone).map_err(|e| DecodeError::usage(name, e))?,
+            LayoutOptions::Typed { table, schema } => Box::new(
+                typed::TypedLayout::new(table.clone(), schema.fields(), zone).map_err(|e| DecodeError::usage(name, e))?,
             ),
+        };
+        let metadata = match &options.layout {
+            LayoutOptions::Envelope => HashMap::new(),
+            LayoutOptions::Typed { schema, .. } => schema.metadata().clone(),
         };
         let collect = options.on_error == OnError::Collect;
         let mut fields = meta::fields(collect);
@@ -319,7 +325,7 @@ impl BatchDecoder {
             fields.push(Arc::new(Field::new(format!("_{}", f.name()), f.data_type().clone(), true)));
         }
         Ok(BatchDecoder {
-            schema: Arc::new(Schema::new(fields)),
+            schema: Arc::new(Schema::new_with_metadata(fields, metadata)),
             meta: meta::MetaBuilder::new(collect),
             codecs: Vec::new(),
             layout,

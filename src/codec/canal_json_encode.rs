@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 
 use crate::codec::large::{claim_check_body, store_claim_check};
 use crate::codec::{Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
+use crate::ddl_action;
 use crate::error::{Fault, FaultResult};
 use crate::event::{flag, Column, Event, EventKind, MessageEvents, Value};
 use crate::mysql::{MySqlType, TypeDescription};
@@ -386,47 +387,12 @@ fn java_type(c: &Column<'_>) -> Result<i32, String> {
     })
 }
 
-/// The Canal `type` of a DDL: the category when the event carries one, else derived from
-/// TiDB's action code, else from the statement.
+/// The Canal `type` of a DDL (see [`ddl_action::category`]); Canal-JSON also counts the legacy
+/// add/drop columns actions (37, 38) as ALTER.
 fn ddl_category(ddl_type: Option<&str>, sql: &str) -> &'static str {
-    const CATEGORIES: [&str; 8] = ["CREATE", "ALTER", "ERASE", "RENAME", "TRUNCATE", "CINDEX", "DINDEX", "QUERY"];
-    if let Some(t) = ddl_type {
-        if let Some(c) = CATEGORIES.iter().find(|c| c.eq_ignore_ascii_case(t)) {
-            return c;
-        }
-        if let Ok(code) = t.parse::<u32>() {
-            return match code {
-                3 => "CREATE",
-                14 | 47 => "RENAME",
-                7 | 9 | 32 => "CINDEX",
-                8 | 10 | 33 => "DINDEX",
-                4 => "ERASE",
-                11 => "TRUNCATE",
-                5 | 6 | 12 | 13 | 15 | 17 | 18 | 19 | 20 | 22 | 23 | 37 | 38 | 41 | 61 | 64 | 71 | 72 => "ALTER",
-                _ => "QUERY",
-            };
-        }
-    }
-    let words: Vec<String> = sql.split_whitespace().take(3).map(str::to_ascii_lowercase).collect();
-    let w = |i: usize| words.get(i).map_or("", String::as_str);
-    match (w(0), w(1)) {
-        ("create", "table") => "CREATE",
-        ("create", "index" | "unique" | "fulltext" | "spatial") => "CINDEX",
-        ("drop", "table") => "ERASE",
-        ("drop", "index") => "DINDEX",
-        ("truncate", _) => "TRUNCATE",
-        ("rename", _) => "RENAME",
-        ("alter", "table") => {
-            let rest = sql.to_ascii_lowercase();
-            if rest.contains(" add index") || rest.contains(" add key") || rest.contains(" add unique") || rest.contains(" add primary") {
-                "CINDEX"
-            } else if rest.contains(" drop index") || rest.contains(" drop key") || rest.contains(" drop primary") {
-                "DINDEX"
-            } else {
-                "ALTER"
-            }
-        }
-        _ => "QUERY",
+    match ddl_type.map(str::trim) {
+        Some("37" | "38") => "ALTER",
+        _ => ddl_action::category(ddl_type, sql),
     }
 }
 

@@ -304,3 +304,56 @@ def test_handle_key_only_rows_keep_their_key_through_inference_and_re_encoding()
         encoded = ticdc_rs.Encoder("canal-json", enable_tidb_extension=True).encode(source)
         again = ticdc_rs.Decoder("canal-json", **typed).decode(encoded).to_pylist()
         assert [(r["_op"], r["id"], r["_handle_key_only"]) for r in again] == [("INSERT", 5, True)]
+
+
+@pytest.mark.parametrize("protocol", ["open", "craft"])
+def test_typed_output_carries_the_declared_key_into_the_encoders(protocol):
+    """A typed decoder's output keeps the declared schema's `primary_key` metadata, so re-encoded
+    rows carry their key flags without the caller putting them back."""
+    declared = ticdc_rs.schema_from_ddl(ORDERS_DDL)
+    typed = dict(layout="typed", table="shop.orders", schema=declared)
+    decoded = ticdc_rs.Decoder("canal-json", **typed).decode(canal_stream())
+    assert decoded.schema.metadata[b"primary_key"] == declared.metadata[b"primary_key"]
+    again = ticdc_rs.Decoder(protocol).decode(ticdc_rs.Encoder(protocol).encode(decoded)).to_pylist()
+    rows = [r for r in again if r["_op"] in ("INSERT", "UPDATE", "DELETE")]
+    assert rows and all(r["_keys"] == ["id"] for r in rows)
+    unkeyed = decoded.replace_schema_metadata(None)
+    again = ticdc_rs.Decoder(protocol).decode(ticdc_rs.Encoder(protocol).encode(unkeyed)).to_pylist()
+    assert all(not r["_keys"] for r in again if r["_op"] in ("INSERT", "UPDATE", "DELETE"))
+
+
+@pytest.mark.parametrize("protocol", ["open", "craft"])
+def test_ddl_categories_become_tidb_action_codes(protocol):
+    """Canal-JSON and Simple carry a DDL's category, Open and Craft TiDB's action code: encoding
+    reads the code from the query, as TiCDC's own decoders do, and a code carries through."""
+    def ddl(sql: str, kind: str) -> bytes:
+        return json.dumps({"id": 0, "database": "shop", "table": "orders", "pkNames": None, "isDdl": True,
+                           "type": kind, "es": 1, "ts": 0, "sql": sql, "sqlType": None, "mysqlType": None,
+                           "data": None, "old": None, "_tidb": {"commitTs": TSO}}).encode()
+    statements = [("CREATE TABLE orders (id int primary key)", "CREATE", "3"),
+                  ("ALTER TABLE orders ADD COLUMN note text", "ALTER", "5"),
+                  ("ALTER TABLE orders ADD INDEX i (note)", "CINDEX", "7"),
+                  ("TRUNCATE TABLE orders", "TRUNCATE", "11"),
+                  ("CREATE DATABASE shop", "QUERY", "1")]
+    stream = pa.record_batch({"value": pa.array([ddl(sql, kind) for sql, kind, _ in statements], pa.binary())})
+    events = ticdc_rs.Decoder("canal-json").decode(stream)
+    assert events.column("_ddl_type").to_pylist() == [kind for _, kind, _ in statements]
+    again = ticdc_rs.Decoder(protocol).decode(ticdc_rs.Encoder(protocol).encode(events))
+    assert again.column("_ddl_type").to_pylist() == [code for _, _, code in statements]
+    assert again.column("_ddl").to_pylist() == [sql for sql, _, _ in statements]
+    back = ticdc_rs.Decoder("canal-json").decode(ticdc_rs.Encoder("canal-json").encode(again))
+    assert back.column("_ddl_type").to_pylist() == [kind for _, kind, _ in statements]
+
+
+def test_encode_failures_name_the_row(events):
+    """An event the protocol cannot hold raises EncodeError with its row in the input batch; a
+    batch the encoder cannot read at all has no row."""
+    first_row = events.column("_op").to_pylist().index("INSERT")
+    with pytest.raises(ticdc_rs.EncodeError) as info:
+        ticdc_rs.Encoder("open", max_message_bytes=64).encode(events)
+    assert (info.value.protocol, info.value.row) == ("open", first_row)
+    assert "exceeds" in info.value.reason and isinstance(info.value, ValueError)
+    assert not isinstance(info.value, ticdc_rs.DecodeError)
+    with pytest.raises(ticdc_rs.EncodeError) as info:
+        ticdc_rs.Encoder("craft").encode(events.drop_columns(["_op"]))
+    assert info.value.row is None and "_op" in info.value.reason

@@ -25,6 +25,7 @@ use std::io::Write;
 use std::ops::Range;
 
 use crate::codec::{Encode, EncodeOptions, Protocol, Record};
+use crate::ddl_action;
 use crate::error::{Fault, FaultResult};
 use crate::event::{flag, same_name, Column, Event, EventKind, MessageEvents, Text, Value};
 use crate::mysql::MySqlType;
@@ -184,14 +185,9 @@ impl CraftEncoder {
         self.flush_rows(out);
         let b = &mut self.batch;
         let (kind, schema, table) = if event.kind == EventKind::Ddl {
-            let action = match event.ddl_type.as_deref() {
-                None => 0,
-                Some(code) => code.trim().parse::<u64>().map_err(|_| {
-                    Fault::new(0, format!("DDL type {code:?} is not a TiDB action code, which craft requires"))
-                })?,
-            };
-            put_uvarint(&mut b.staged, action);
             let query = event.ddl.as_deref().unwrap_or("");
+            let action = ddl_action::code(event.ddl_type.as_deref(), query);
+            put_uvarint(&mut b.staged, action);
             put_uvarint(&mut b.staged, query.len() as u64);
             b.staged.extend_from_slice(query.as_bytes());
             let schema = stage_name(&mut b.text, event.schema.as_deref());

@@ -18,6 +18,7 @@ use super::{BATCH_VERSION, RECORD_OVERHEAD, TYPE_DDL, TYPE_RESOLVED, TYPE_ROW};
 use crate::arrow::Compression;
 use crate::codec::large::{claim_check_body, store_claim_check};
 use crate::codec::{Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
+use crate::ddl_action;
 use crate::error::{Fault, FaultResult};
 use crate::event::{flag, Column, Event, EventKind, MessageEvents, Text, Value};
 use crate::mysql::MySqlType;
@@ -191,11 +192,10 @@ impl OpenEncoder {
         .write(&mut self.item_key);
         self.item_value.clear();
         self.item_value.extend_from_slice(b"{\"q\":");
-        write_json_str(&mut self.item_value, event.ddl.as_deref().unwrap_or(""));
+        let query = event.ddl.as_deref().unwrap_or("");
+        write_json_str(&mut self.item_value, query);
         self.item_value.extend_from_slice(b",\"t\":");
-        // TiDB's action code; category names from other protocols (CREATE, ...) have none.
-        let action = event.ddl_type.as_deref().and_then(|t| t.trim().parse::<i64>().ok()).unwrap_or(0);
-        write_i64(&mut self.item_value, action);
+        write_i64(&mut self.item_value, ddl_action::code(event.ddl_type.as_deref(), query) as i64);
         self.item_value.push(b'}');
         self.compress_item()?;
         let (key, value) = self.single_message();

@@ -26,6 +26,7 @@ use super::checksum::row_checksum;
 use super::{write_json_str, ColumnSchema, DataType, DefaultValue, Encoding, IndexSchema, TableSchema, DDL_TYPES};
 use crate::codec::large::{claim_check_body, store_claim_check};
 use crate::codec::{Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
+use crate::ddl_action;
 use crate::error::{Fault, FaultResult};
 use crate::event::{Column, ColumnType, Event, EventKind, MessageEvents, Value};
 use crate::json::JsonCursor;
@@ -113,8 +114,8 @@ impl SimpleEncoder {
 
     fn ddl(&self, event: &Event<'_>, schema: Option<&TableSchema>, pre: Option<&TableSchema>) -> Vec<u8> {
         let build_ts = self.build_ts();
-        let kind = ddl_category(event.ddl_type.as_deref());
         let sql = event.ddl.as_deref().unwrap_or("");
+        let kind = ddl_action::category(event.ddl_type.as_deref(), sql);
         let mut out = Vec::with_capacity(512 + sql.len());
         match self.encoding {
             Encoding::Json => {
@@ -374,7 +375,7 @@ impl Encode for SimpleEncoder {
             }
             EventKind::Ddl => {
                 let schema = e.table_schema.as_deref().map(parse_schema).transpose()?;
-                let kind = ddl_category(e.ddl_type.as_deref());
+                let kind = ddl_action::category(e.ddl_type.as_deref(), e.ddl.as_deref().unwrap_or(""));
                 let pre = self.previous_schema(kind, schema.as_ref(), e);
                 out.push(self.record(self.ddl(e, schema.as_ref(), pre.as_ref()))?);
                 if let Some(schema) = &schema {
@@ -397,24 +398,6 @@ fn avro_header(out: &mut Vec<u8>, kind: i64) {
     write_long(out, MESSAGE_BRANCH);
     write_long(out, kind);
     write_long(out, kind);
-}
-
-/// The DDL category: as carried by Simple/Canal-JSON, or from a TiDB action code (open, craft).
-fn ddl_category(ddl_type: Option<&str>) -> &'static str {
-    let Some(t) = ddl_type else { return "QUERY" };
-    if let Some(k) = DDL_TYPES.iter().find(|k| **k == t) {
-        return k;
-    }
-    match t.parse::<u32>() {
-        Ok(3) => "CREATE",
-        Ok(14 | 47) => "RENAME",
-        Ok(7 | 9 | 32) => "CINDEX",
-        Ok(8 | 10 | 33) => "DINDEX",
-        Ok(4) => "ERASE",
-        Ok(11) => "TRUNCATE",
-        Ok(5 | 6 | 12 | 13 | 15 | 17 | 18 | 19 | 20 | 22 | 23 | 41 | 61 | 64 | 71 | 72) => "ALTER",
-        _ => "QUERY",
-    }
 }
 
 /// A table schema from a row's own column types, for a BOOTSTRAP when no DDL told us more.

@@ -770,7 +770,7 @@ impl ImageOrder {
 }
 
 /// The DDL categories of `type` (`common.md` §4), in Avro's enum order.
-pub const DDL_TYPES: [&str; 8] = ["CREATE", "ALTER", "ERASE", "RENAME", "TRUNCATE", "CINDEX", "DINDEX", "QUERY"];
+pub const DDL_TYPES: [&str; 8] = crate::ddl_action::CATEGORIES;
 
 pub fn is_ddl_type(kind: &str) -> bool {
     DDL_TYPES.contains(&kind)
