@@ -275,12 +275,21 @@ impl SpareBuffers {
 
 /// Appends an empty column to `columns` for the caller to fill in place. Codecs fill columns
 /// this way rather than pushing finished ones: a 112-byte `Column` built on the stack and then
-/// copied stalled on store forwarding, once per value.
+/// copied stalled on store forwarding, once per value. `Vec::push` did the same with the empty
+/// column (built before its possible reallocation, then copied): here the room is made first,
+/// so the empty column is written straight into its slot.
 #[inline]
 pub fn push_empty_column<'a, 'c>(columns: &'c mut Vec<Column<'a>>) -> &'c mut Column<'a> {
+    columns.reserve(1);
     let at = columns.len();
-    columns.push(Column::default());
-    &mut columns[at]
+    // SAFETY: `reserve` made room for one more element at `at`, which is written before the
+    // length covers it.
+    unsafe {
+        let slot = columns.as_mut_ptr().add(at);
+        slot.write(Column::default());
+        columns.set_len(at + 1);
+        &mut *slot
+    }
 }
 
 /// Column name equality, inlined: names are short, and libc's `memcmp` call cost more than the
