@@ -37,9 +37,8 @@ pub struct CraftEncoder {
     max_message_bytes: usize,
     delete_only_handle_key: bool,
     batch: Batch,
-    /// The group being staged: its columns (index, flags word) and value bytes.
+    /// The group being staged: its columns (index, flags word).
     kept: Vec<(usize, u64)>,
-    values: Vec<u8>,
     /// Buffers of `flush`, kept between messages.
     ids: Vec<i64>,
     body_sizes: Vec<i64>,
@@ -55,24 +54,29 @@ struct Batch {
     text: Vec<u8>,
     /// Column name spans of `text`, group after group (shared by equal consecutive groups).
     names: Vec<Range<usize>>,
-    /// Encoded bodies of DDL events and the type, flag and value chunks of each column group.
+    /// Encoded bodies of DDL events and the type, flag and length chunks of each column group.
     staged: Vec<u8>,
+    /// The value bytes of each column group, kept apart from `staged` because a group's lengths
+    /// chunk comes before its values and is only known after them (one copy less per value).
+    values: Vec<u8>,
     /// TiCDC's size estimate of the rows.
     estimated: usize,
 }
 
 impl Batch {
-    fn mark(&self) -> [usize; 6] {
-        [self.entries.len(), self.groups.len(), self.text.len(), self.names.len(), self.staged.len(), self.estimated]
+    fn mark(&self) -> [usize; 7] {
+        let b = self;
+        [b.entries.len(), b.groups.len(), b.text.len(), b.names.len(), b.staged.len(), b.values.len(), b.estimated]
     }
 
     /// Drops what was staged since `mark`: an event that fails leaves the batch as it was.
-    fn rewind(&mut self, [entries, groups, text, names, staged, estimated]: [usize; 6]) {
+    fn rewind(&mut self, [entries, groups, text, names, staged, values, estimated]: [usize; 7]) {
         self.entries.truncate(entries);
         self.groups.truncate(groups);
         self.text.truncate(text);
         self.names.truncate(names);
         self.staged.truncate(staged);
+        self.values.truncate(values);
         self.estimated = estimated;
     }
 }
@@ -93,8 +97,10 @@ struct Group {
     kind: u8,
     /// Range of `Batch::names`.
     names: Range<usize>,
-    /// Range of `Batch::staged`: the types, flags and values chunks.
+    /// Range of `Batch::staged`: the types, flags and lengths chunks.
     chunks: Range<usize>,
+    /// Range of `Batch::values`: the values.
+    values: Range<usize>,
 }
 
 impl CraftEncoder {
@@ -105,7 +111,6 @@ impl CraftEncoder {
             delete_only_handle_key: options.delete_only_output_handle_key_columns,
             batch: Batch::default(),
             kept: Vec::new(),
-            values: Vec::new(),
             ids: Vec::new(),
             body_sizes: Vec::new(),
             group_sizes: Vec::new(),
@@ -164,19 +169,18 @@ impl CraftEncoder {
         for &(_, flags) in &self.kept {
             put_uvarint(&mut b.staged, flags);
         }
-        self.values.clear();
+        let values_from = b.values.len();
         for &(i, flags) in &self.kept {
             let c = &columns[i];
-            let before = self.values.len();
-            let len = match write_value(c, flags, &mut self.values)? {
-                true => (self.values.len() - before) as i64,
+            let before = b.values.len();
+            let len = match write_value(c, flags, &mut b.values)? {
+                true => (b.values.len() - before) as i64,
                 false => -1,
             };
             put_varint(&mut b.staged, len);
             b.estimated += c.name.len() + len.max(0) as usize + 16;
         }
-        b.staged.extend_from_slice(&self.values);
-        b.groups.push(Group { kind, names, chunks: from..b.staged.len() });
+        b.groups.push(Group { kind, names, chunks: from..b.staged.len(), values: values_from..b.values.len() });
         Ok(())
     }
 
@@ -209,7 +213,7 @@ impl CraftEncoder {
         if b.entries.is_empty() {
             return;
         }
-        let mut msg = Vec::with_capacity(b.staged.len() + b.text.len() + 16 * b.entries.len() + 64);
+        let mut msg = Vec::with_capacity(b.staged.len() + b.values.len() + b.text.len() + 16 * b.entries.len() + 64);
         put_uvarint(&mut msg, VERSION);
         let mut dict = Dictionary::with_capacity(b.names.len() + 2 * b.entries.len());
 
@@ -251,6 +255,7 @@ impl CraftEncoder {
                     }
                     put_delta_varints(&mut msg, self.ids.iter().copied());
                     msg.extend_from_slice(&b.staged[g.chunks.clone()]);
+                    msg.extend_from_slice(&b.values[g.values.clone()]);
                     self.group_sizes.push((msg.len() - group_start) as i64);
                 }
             } else {
@@ -282,9 +287,9 @@ impl CraftEncoder {
             put_size_table(&mut msg, these);
             groups = rest;
         }
-        let mut trailer = Vec::with_capacity(10);
-        put_uvarint(&mut trailer, (msg.len() - tables_start) as u64);
-        msg.extend(trailer.iter().rev());
+        let trailer_start = msg.len();
+        put_uvarint(&mut msg, (trailer_start - tables_start) as u64);
+        msg[trailer_start..].reverse();
 
         out.push(Record { key: None, value: msg });
         b.entries.clear();
@@ -292,6 +297,7 @@ impl CraftEncoder {
         b.text.clear();
         b.names.clear();
         b.staged.clear();
+        b.values.clear();
         b.estimated = 0;
     }
 }
