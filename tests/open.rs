@@ -318,6 +318,49 @@ fn vectors_reencode() {
     }
 }
 
+/// The encoder keeps what it rendered for one table's columns across rows; one encoder taking
+/// every vector's events in turn (tables, column sets, flags and types changing between them)
+/// must write what a fresh encoder writes for each.
+#[test]
+fn an_encoder_kept_across_tables_writes_what_fresh_ones_do() {
+    let options = EncodeOptions { max_batch_size: 1, ..EncodeOptions::default() };
+    let mut kept = Protocol::Open.encoder(&options).unwrap();
+    let mut rows = 0;
+    for v in vectors().into_iter().filter(|v| !v.is_error()) {
+        let mut codec = codec(v.compression());
+        for (key, value) in v.messages() {
+            let mut events = MessageEvents::default();
+            codec.decode(Some(&key), &value, &mut events).unwrap();
+            for e in events.events.iter().filter(|e| e.kind.is_row()) {
+                let mut from_kept = Vec::new();
+                kept.encode(&events, e, &mut from_kept).unwrap();
+                kept.flush(&mut from_kept).unwrap();
+                let mut fresh = Protocol::Open.encoder(&options).unwrap();
+                let mut from_fresh = Vec::new();
+                fresh.encode(&events, e, &mut from_fresh).unwrap();
+                fresh.flush(&mut from_fresh).unwrap();
+                let values = |r: &[Record]| r.iter().map(|r| String::from_utf8_lossy(&r.value).into_owned()).collect::<Vec<_>>();
+                assert_eq!(values(&from_kept), values(&from_fresh), "{}", v.name);
+                rows += 1;
+            }
+        }
+    }
+    let mut events = sample_row("", 4);
+    let mut kept_flags = Vec::new();
+    for flags in [None, Some(flag::HANDLE_KEY | flag::PRIMARY_KEY | flag::BINARY), Some(flag::BINARY | flag::UNSIGNED)] {
+        events.columns[0].ty.flags = flags;
+        let mut out = Vec::new();
+        kept.encode(&events, &events.events[0], &mut out).unwrap();
+        kept.flush(&mut out).unwrap();
+        kept_flags.push(String::from_utf8_lossy(&out[0].value).into_owned());
+    }
+    assert!(kept_flags[1].contains(r#""id":{"t":8,"h":true,"f":11,"#), "{}", kept_flags[1]);
+    assert!(kept_flags[2].contains(r#""id":{"t":8,"f":129,"#), "{}", kept_flags[2]);
+    if PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors/open").is_dir() {
+        assert!(rows >= 20, "only {rows} rows");
+    }
+}
+
 fn sample_row<'a>(name_suffix: &str, value_len: usize) -> MessageEvents<'a> {
     let mut events = MessageEvents::default();
     let id = Column { name: "id".into(), ty: ColumnType::new(MySqlType::BigInt), value: Value::Int(42), at: 0 };

@@ -20,7 +20,7 @@ use crate::codec::large::{claim_check_body, store_claim_check};
 use crate::codec::{Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
 use crate::ddl_action;
 use crate::error::{Fault, FaultResult};
-use crate::event::{flag, Column, Event, EventKind, MessageEvents, Text, Value};
+use crate::event::{flag, same_name, Column, Event, EventKind, MessageEvents, Text, Value};
 use crate::mysql::MySqlType;
 
 pub struct OpenEncoder {
@@ -39,6 +39,7 @@ pub struct OpenEncoder {
 #[derive(Default)]
 struct Scratch {
     order: Vec<usize>,
+    heads: MemberHeads,
     quoted: String,
     new_value: Vec<u8>,
     old_value: Vec<u8>,
@@ -402,7 +403,7 @@ impl ColumnMaps<'_> {
             }
             order.push(i);
         }
-        let result = self.write_ordered(tag, columns, keys, &mut order, scratch);
+        let result = self.write_ordered(tag, columns, keys, &order, scratch);
         scratch.order = order;
         result
     }
@@ -412,15 +413,15 @@ impl ColumnMaps<'_> {
         tag: &str,
         columns: &[Column<'_>],
         keys: &[Text<'_>],
-        order: &mut [usize],
+        order: &[usize],
         scratch: &mut Scratch,
     ) -> FaultResult<usize> {
         if order.is_empty() {
             return Ok(0);
         }
-        let name = |i: &usize| columns[*i].name.as_bytes();
-        if !order.windows(2).all(|w| name(&w[0]) <= name(&w[1])) {
-            order.sort_by(|a, b| name(a).cmp(name(b)));
+        let Scratch { heads, quoted, .. } = scratch;
+        if !heads.fit(columns, keys, order) {
+            heads.make(columns, keys, order);
         }
         let out = &mut *self.out;
         if !self.first {
@@ -430,26 +431,86 @@ impl ColumnMaps<'_> {
         out.push(b'"');
         out.extend_from_slice(tag.as_bytes());
         out.extend_from_slice(b"\":{");
-        for (n, &i) in order.iter().enumerate() {
-            let c = &columns[i];
+        for (n, head) in heads.sorted.iter().enumerate() {
             if n > 0 {
                 out.push(b',');
             }
-            write_json_str(out, &c.name);
-            let flags = column_flags(c, keys);
-            out.extend_from_slice(b":{\"t\":");
-            write_u64(out, c.ty.base.code() as u64);
-            if flags & flag::HANDLE_KEY != 0 {
-                out.extend_from_slice(b",\"h\":true");
-            }
-            out.extend_from_slice(b",\"f\":");
-            write_u64(out, flags);
-            out.extend_from_slice(b",\"v\":");
-            write_value(out, c, flags, &mut scratch.quoted)?;
+            out.extend_from_slice(&heads.text[head.text.clone()]);
+            write_value(out, &columns[order[head.position]], heads.given[head.position].flags, quoted)?;
             out.push(b'}');
         }
         out.push(b'}');
         Ok(order.len())
+    }
+}
+
+/// The start of each column's member, `"name":{"t":3,"h":true,"f":11,"v":`, rendered and put
+/// in name order once for a run of rows with the same columns (the rows of one table), not
+/// once per row: the names, types and flags repeat, only the values change.
+#[derive(Default)]
+struct MemberHeads {
+    /// The columns they were made for, in the given order.
+    given: Vec<GivenColumn>,
+    /// Their names, back to back.
+    names: Vec<u8>,
+    /// The heads in byte-wise name order (Go sorts map keys).
+    sorted: Vec<MemberHead>,
+    /// The rendered heads, back to back.
+    text: Vec<u8>,
+}
+
+struct GivenColumn {
+    name: std::ops::Range<usize>,
+    code: u8,
+    flags: u64,
+}
+
+struct MemberHead {
+    /// Where the column is among the given ones.
+    position: usize,
+    text: std::ops::Range<usize>,
+}
+
+impl MemberHeads {
+    /// Whether the heads were made for these columns: the same names, types and flags.
+    fn fit(&self, columns: &[Column<'_>], keys: &[Text<'_>], order: &[usize]) -> bool {
+        self.given.len() == order.len()
+            && self.given.iter().zip(order).all(|(g, &i)| {
+                let c = &columns[i];
+                g.code == c.ty.base.code()
+                    && same_name(&self.names[g.name.clone()], c.name.as_bytes())
+                    && g.flags == column_flags(c, keys)
+            })
+    }
+
+    fn make(&mut self, columns: &[Column<'_>], keys: &[Text<'_>], order: &[usize]) {
+        self.given.clear();
+        self.names.clear();
+        for &i in order {
+            let c = &columns[i];
+            let start = self.names.len();
+            self.names.extend_from_slice(c.name.as_bytes());
+            self.given.push(GivenColumn { name: start..self.names.len(), code: c.ty.base.code(), flags: column_flags(c, keys) });
+        }
+        let (given, names) = (&self.given, &self.names);
+        self.sorted.clear();
+        self.sorted.extend((0..given.len()).map(|position| MemberHead { position, text: 0..0 }));
+        self.sorted.sort_by(|a, b| names[given[a.position].name.clone()].cmp(&names[given[b.position].name.clone()]));
+        self.text.clear();
+        for head in &mut self.sorted {
+            let g = &given[head.position];
+            let start = self.text.len();
+            write_json_bytes(&mut self.text, &names[g.name.clone()]);
+            self.text.extend_from_slice(b":{\"t\":");
+            write_u64(&mut self.text, g.code as u64);
+            if g.flags & flag::HANDLE_KEY != 0 {
+                self.text.extend_from_slice(b",\"h\":true");
+            }
+            self.text.extend_from_slice(b",\"f\":");
+            write_u64(&mut self.text, g.flags);
+            self.text.extend_from_slice(b",\"v\":");
+            head.text = start..self.text.len();
+        }
     }
 }
 
@@ -482,13 +543,12 @@ fn write_value(out: &mut Vec<u8>, c: &Column<'_>, flags: u64, quoted: &mut Strin
         Float => write_float(out, value, true),
         Double => write_float(out, value, false),
         Char | VarChar => {
-            let bytes = value_bytes(value);
             if flags & flag::BINARY != 0 {
                 quoted.clear();
-                go_quote(&bytes, quoted);
+                go_quote(&value_bytes(value), quoted);
                 write_json_str(out, quoted);
             } else {
-                write_json_bytes(out, &bytes);
+                write_json_value(out, value);
             }
         }
         TinyText | Text | MediumText | LongText => {
@@ -505,9 +565,17 @@ fn write_value(out: &mut Vec<u8>, c: &Column<'_>, flags: u64, quoted: &mut Strin
             out.push(b'"');
         }
         // Decimals, dates, times, JSON, vectors: the mounter hands over strings.
-        _ => write_json_bytes(out, &value_bytes(value)),
+        _ => write_json_value(out, value),
     }
     Ok(())
+}
+
+/// A value as a JSON string: text as it is (already UTF-8), anything else from its bytes.
+fn write_json_value(out: &mut Vec<u8>, value: &Value<'_>) {
+    match value {
+        Value::Text(t) => write_json_str(out, t),
+        other => write_json_bytes(out, &value_bytes(other)),
+    }
 }
 
 /// The value as bytes: its text, its bytes, or a number's MySQL text.

@@ -38,6 +38,9 @@ pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
 /// Writes possibly invalid UTF-8 as a JSON string: each byte of an invalid sequence becomes
 /// `\ufffd`, as `encoding/json` does for Go strings holding arbitrary bytes.
 pub fn write_json_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    if let Ok(text) = crate::utf8::check(bytes) {
+        return write_json_str(out, text);
+    }
     out.push(b'"');
     for chunk in bytes.utf8_chunks() {
         write_json_str_body(out, chunk.valid().as_bytes());
@@ -48,11 +51,19 @@ pub fn write_json_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'"');
 }
 
-/// `b` must be valid UTF-8.
+/// `b` must be valid UTF-8. Runs of plain bytes are skipped a word at a time.
 fn write_json_str_body(out: &mut Vec<u8>, b: &[u8]) {
     let mut start = 0;
     let mut i = 0;
     while i < b.len() {
+        if let Some(word) = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+            let hits = special_bytes(u64::from_le_bytes(word));
+            if hits == 0 {
+                i += 8;
+                continue;
+            }
+            i += (hits.trailing_zeros() / 8) as usize;
+        }
         let c = b[i];
         if !SPECIAL[c as usize] {
             i += 1;
@@ -86,6 +97,20 @@ fn write_json_str_body(out: &mut Vec<u8>, b: &[u8]) {
         start = i;
     }
     out.extend_from_slice(&b[start..]);
+}
+
+/// The high bit of each byte of `word` (read little-endian) that [`SPECIAL`] marks, where a
+/// byte below 0x20 borrows when 0x20 is taken from it and a byte equal to one sought is a zero
+/// byte of `word ^ sought`. Only the lowest flag is exact (false flags appear only above a true
+/// one), and the lowest is all the scan needs.
+#[inline]
+fn special_bytes(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * n as u64) & !x;
+    let equal = |c: u8| below(word ^ (ONES * c as u64), 1);
+    let control = below(word, 0x20);
+    (control | equal(b'"') | equal(b'\\') | equal(b'<') | equal(b'>') | equal(b'&') | equal(0xE2)) & HIGH
 }
 
 /// Go's `strconv.Quote(string(bytes))` without the surrounding quotes.
@@ -278,6 +303,39 @@ mod tests {
         let mut out = Vec::new();
         write_json_bytes(&mut out, b"a\xffb\xe4\xb8");
         assert_eq!(out, b"\"a\\ufffdb\\ufffd\\ufffd\"");
+    }
+
+    #[test]
+    fn json_strings_escape_at_every_position() {
+        // One special piece among plain ones, at every offset of the word-at-a-time scan.
+        let specials = ["\"", "\\", "<", ">", "&", "\u{0}", "\u{1f}", "\u{2028}", "\u{2029}", "\u{2027}", "â"];
+        let plain = ["a", "~", "\u{7f}", " ", "é", "日", "😀"];
+        let reference = |s: &str| {
+            let mut out = String::from("\"");
+            for c in s.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\u{2028}' => out.push_str("\\u2028"),
+                    '\u{2029}' => out.push_str("\\u2029"),
+                    '<' | '>' | '&' | '\u{0}'..='\u{1f}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+                    _ => out.push(c),
+                }
+            }
+            out + "\""
+        };
+        for special in specials {
+            for before in 0..20 {
+                for after in 0..10 {
+                    let mut s: String = (0..before).map(|i| plain[i % plain.len()]).collect();
+                    s.push_str(special);
+                    s.extend((0..after).map(|i| plain[(i * 3) % plain.len()]));
+                    let want = reference(&s).replace("\\u0008", "\\b").replace("\\u000c", "\\f");
+                    let want = want.replace("\\u000a", "\\n").replace("\\u000d", "\\r").replace("\\u0009", "\\t");
+                    assert_eq!(json(&s), want, "{s:?}");
+                }
+            }
+        }
     }
 
     #[test]
