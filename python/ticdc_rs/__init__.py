@@ -14,6 +14,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import pyarrow as pa
 
+from ticdc_rs._changes import ReplayError
 from ticdc_rs._schema import ArrowSchema, spark_ddl
 from ticdc_rs._ticdc_rs import DecodeError, EncodeError, NativeDecoder, NativeEncoder, __version__
 from ticdc_rs._ticdc_rs import infer_schema as _infer_schema
@@ -21,6 +22,7 @@ from ticdc_rs._ticdc_rs import schema_from_ddl as _schema_from_ddl
 from ticdc_rs._ticdc_rs import schema_from_table_schema as _schema_from_table_schema
 
 __all__ = [
+    "ReplayError",
     "ArrowSchema",
     "DecodeError",
     "Decoder",
