@@ -280,7 +280,7 @@ def apply(events: DataFrame, target: str, keys: Sequence[str] | None = None, *, 
             (table.alias("t").merge(source.alias("s"), predicate)
              .whenMatchedUpdateAll(condition=update).whenNotMatchedInsertAll()
              .withSchemaEvolution().execute())
-        return _state(table).resolved_ts
+        return new_state.resolved_ts
     finally:
         events.unpersist()
 
