@@ -207,10 +207,12 @@ def _resets(events: pl.DataFrame, limit: int | None) -> list[int]:
     return sorted(set(ddl["_commit_ts"].to_list()))
 
 
-def _changes(events: pl.DataFrame, keys: list[str], limit: int | None, after: int | None) -> pl.DataFrame:
-    """Every change of the events (commit ts in (after, limit]), in change order, one row each:
-    the table's columns, `_commit_ts`, `_deleted` and the order columns."""
-    columns = table_columns(events.columns)
+def _changes(events: pl.DataFrame, keys: list[str], limit: int | None, after: int | None,
+             payload: bool = True) -> pl.DataFrame:
+    """Every change of the events (commit ts in (after, limit]) in change order, one row each:
+    the table's columns (only the key with `payload=False`), `_commit_ts`, `_deleted`, the order
+    columns and `__position`, the event's row in `events`."""
+    columns = table_columns(events.columns) if payload else keys
     order = [c for c in ORDER_COLUMNS if c in events.columns]
     rows = events.with_row_index("__position").filter(pl.col("_op").is_in(ROW_OPS))
     if limit is not None:
@@ -226,8 +228,13 @@ def _changes(events: pl.DataFrame, keys: list[str], limit: int | None, after: in
         moved = pl.any_horizontal([old[k] != pl.col(k) for k in keys])
         is_move = (pl.col("_op") == "UPDATE") & pl.col("_before").is_not_null() & moved
         parts.append(rows.filter(is_move).select(*[old[c].alias(c) for c in columns], pl.lit(True).alias(DELETED), *tail))
-    changes = pl.concat(parts, how="vertical")
-    return changes.sort([COMMIT_TS, DELETED, *order, "__position"], descending=[False, True] + [False] * (len(order) + 1))
+    return _in_change_order(pl.concat(parts, how="vertical"))
+
+
+def _in_change_order(changes: pl.DataFrame) -> pl.DataFrame:
+    order = [COMMIT_TS, DELETED, *[c for c in ORDER_COLUMNS if c in changes.columns], "__position"]
+    order = [c for c in order if c in changes.columns]
+    return changes.sort(order, descending=[c == DELETED for c in order], nulls_last=False)
 
 
 def _check_complete(rows: pl.DataFrame) -> None:
@@ -245,7 +252,13 @@ def _check_complete(rows: pl.DataFrame) -> None:
 
 def _latest(changes: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """The greatest change per key (`changes` is in change order)."""
-    return changes.unique(subset=keys, keep="last", maintain_order=True)
+    return changes.unique(subset=keys, keep="last")
+
+
+def _rows_at(events: pl.DataFrame, latest: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
+    """The events' rows the live changes of `latest` point to, with their `_commit_ts`."""
+    live = latest.filter(~pl.col(DELETED)).select("__position", COMMIT_TS)
+    return events.select(columns).with_row_index("__position").join(live, on="__position").drop("__position")
 
 
 def replay(events, keys: Sequence[str] | None = None, *, as_of: str | int = "end",
@@ -262,8 +275,8 @@ def replay(events, keys: Sequence[str] | None = None, *, as_of: str | int = "end
     keys = resolve_keys(keys, recorded, columns)
     limit = _limit(events, as_of, partitions)
     resets = _resets(events, limit)
-    changes = _changes(events, keys, limit, resets[-1] if resets else None)
-    return _latest(changes, keys).filter(~pl.col(DELETED)).select(columns).sort(keys)
+    latest = _latest(_changes(events, keys, limit, resets[-1] if resets else None, payload=False), keys)
+    return _rows_at(events, latest, columns).select(columns).sort(keys)
 
 
 def replay_tables(source, protocol: str = "auto", *, tables: Sequence[str] | None = None, as_of="end",
@@ -334,10 +347,14 @@ def apply(events, target, keys: Sequence[str] | None = None, *, history: bool = 
         on = [*keys, VALID_FROM]
         update = None
     else:
-        changes = _changes(events, keys, None, new_state.reset_ts)
+        changes = _changes(events, keys, None, new_state.reset_ts, payload=False)
         if resets and resets[-1] == new_state.reset_ts:
             changes = _with_truncation(changes, keys, table, resets[-1])
-        source = _latest(changes, keys).select(*columns, COMMIT_TS, DELETED)
+        latest = _latest(changes, keys)
+        source = pl.concat([
+            _rows_at(events, latest, columns).with_columns(pl.lit(False).alias(DELETED)),
+            latest.filter(pl.col(DELETED)).select(*keys, COMMIT_TS, DELETED),
+        ], how="diagonal_relaxed").select(*columns, COMMIT_TS, DELETED)
         on = keys
         update = (f"s.{COMMIT_TS} > t.{COMMIT_TS} OR (s.{COMMIT_TS} = t.{COMMIT_TS} "
                   f"AND t.{DELETED} AND NOT s.{DELETED})")
@@ -377,7 +394,7 @@ def _with_truncation(changes: pl.DataFrame, keys, table, reset: int) -> pl.DataF
     if not live.height:
         return changes
     removals = live.with_columns(pl.lit(reset, pl.Int64).alias(COMMIT_TS), pl.lit(True).alias(DELETED))
-    return pl.concat([removals, changes], how="diagonal_relaxed")
+    return _in_change_order(pl.concat([removals, changes], how="diagonal_relaxed"))
 
 
 def _versions(changes: pl.DataFrame, keys, columns, table, applied: list[int], resets: list[int]) -> pl.DataFrame:

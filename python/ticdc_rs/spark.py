@@ -203,6 +203,19 @@ def replay(events: DataFrame, keys: Sequence[str] | None = None, *, as_of: str |
     return _latest(changes, keys).where(~F.col(DELETED)).select(*columns)
 
 
+def replay_tables(df: DataFrame, protocol: str = "auto", *, tables: Sequence[str] | None = None,
+                  as_of: str | int = "end", **options) -> dict[str, DataFrame]:
+    """Every table of a multi-table topic replayed: `{"db.table": rows}`. `df` (Kafka messages) is
+    decoded once in the envelope layout to find the tables (unless `tables=` names them), then
+    once per table in the typed layout: cache `df` when it is costly to read again."""
+    if tables is None:
+        events = decode(df, protocol, carry=[], **{k: v for k, v in options.items() if k != "schema"})
+        rows = (events.where(F.col("_op").isin(*ROW_OPS)).select(F.concat_ws(".", "_schema", "_table").alias("name"))
+                .distinct().collect())
+        tables = sorted(r["name"] for r in rows)
+    return {name: replay(decode(df, protocol, layout="typed", table=name, **options), as_of=as_of) for name in tables}
+
+
 def _is_path(target: str) -> bool:
     return "/" in target or ":" in target
 
