@@ -358,7 +358,8 @@ def apply(events, target, keys: Sequence[str] | None = None, *, history: bool = 
         on = keys
         update = (f"s.{COMMIT_TS} > t.{COMMIT_TS} OR (s.{COMMIT_TS} = t.{COMMIT_TS} "
                   f"AND t.{DELETED} AND NOT s.{DELETED})")
-    data = _arrow(source)
+    # Relaxed concatenation may widen a type (a decimal's precision); the table keeps the events'.
+    data = _arrow(source.cast({c: events.schema[c] for c in columns}))
     commit = CommitProperties(
         custom_metadata={"userMetadata": new_state.to_metadata()},
         app_transactions=[Transaction(app_id, batch_id)] if batch_id is not None else None,
@@ -369,10 +370,23 @@ def apply(events, target, keys: Sequence[str] | None = None, *, history: bool = 
         write_deltalake(target, data, commit_properties=commit)
         return new_state.resolved_ts
     predicate = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in on)
-    merge = table.merge(data, predicate, source_alias="s", target_alias="t", merge_schema=True,
+    merge = table.merge(_as_held(data, pa.schema(table.schema().to_arrow())), predicate, source_alias="s", target_alias="t", merge_schema=True,
                         commit_properties=commit)
     merge.when_matched_update_all(predicate=update).when_not_matched_insert_all().execute()
     return new_state.resolved_ts
+
+
+def _as_held(data: pa.Table, held: pa.Schema) -> pa.Table:
+    """`data` with numbers in the width the target holds them (a schema inferred from a later
+    micro-batch may say DECIMAL(38, s) where the table, made from the CREATE TABLE, says
+    DECIMAL(12, s)); a value that does not fit is an error, not a silent loss."""
+    same_kind = (pa.types.is_decimal, pa.types.is_integer, pa.types.is_floating)
+    for i, f in enumerate(data.schema):
+        if f.name in held.names:
+            want = held.field(f.name).type
+            if want != f.type and any(kind(want) and kind(f.type) for kind in same_kind):
+                data = data.set_column(i, f.name, data.column(i).cast(want))
+    return data
 
 
 def _state(table) -> ApplyState:
