@@ -5,6 +5,7 @@ at exact partitions through Spark's own Kafka sink.
     broker = KafkaBroker.start(tmp_dir)          # the session fixture `kafka` does this, lazily
     broker.create_topic("orders", partitions=3)
     produce(spark, broker, "orders", table)      # rows with partition, key, value
+    messages = broker.subscribe(spark.readStream, "orders").load()
     broker.stop()
 """
 
@@ -125,15 +126,27 @@ class KafkaBroker:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
     def create_topic(self, name: str, partitions: int = 1) -> str:
-        """Creates `name` with `partitions` partitions (replication 1) and returns it."""
-        subprocess.run(
+        """Creates `name` with `partitions` partitions (replication 1) and returns it. Topics live
+        as long as the broker (the test run): give each test topics of its own."""
+        run = subprocess.run(
             self.java(
                 "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", self.bootstrap, "--create",
                 "--topic", name, "--partitions", str(partitions), "--replication-factor", "1",
             ),
-            check=True, capture_output=True, timeout=120,
+            capture_output=True, text=True, timeout=120, check=False,
         )
+        if run.returncode != 0:
+            raise RuntimeError(f"could not create topic {name!r}:\n{run.stdout}{run.stderr}")
         return name
+
+    def subscribe(self, reader, topic: str):
+        """`reader` (`spark.read` or `spark.readStream`) set to read `topic` from its start."""
+        return (
+            reader.format("kafka")
+            .option("kafka.bootstrap.servers", self.bootstrap)
+            .option("subscribe", topic)
+            .option("startingOffsets", "earliest")
+        )
 
     def stop(self, timeout: float = 30.0) -> None:
         """Stops the broker (SIGTERM, then SIGKILL after `timeout` s)."""

@@ -44,20 +44,11 @@ def same_events(actual: pa.Table, expected: pa.Table) -> bool:
     return by_message(actual).select(columns).to_pylist() == expected.select(columns).to_pylist()
 
 
-def read_kafka(reader, kafka, topic: str):
-    return (
-        reader.format("kafka")
-        .option("kafka.bootstrap.servers", kafka.bootstrap)
-        .option("subscribe", topic)
-        .option("startingOffsets", "earliest")
-    )
-
-
 def test_messages_land_at_their_partitions_in_order(spark, kafka):
     topic = kafka.create_topic("produce-order", partitions=2)
     messages = [(1, b"k1", b"a"), (0, None, b"b"), (1, None, b"c"), (1, b"k2", b"d"), (0, b"k3", b"e")]
     produce(spark, kafka, topic, messages)
-    rows = read_kafka(spark.read, kafka, topic).load().select("partition", "offset", "key", "value").collect()
+    rows = kafka.subscribe(spark.read, topic).load().select("partition", "offset", "key", "value").collect()
     got = sorted((r["partition"], r["offset"], r["key"], r["value"]) for r in rows)
     assert got == [(0, 0, None, b"b"), (0, 1, b"k3", b"e"),
                    (1, 0, b"k1", b"a"), (1, 1, None, b"c"), (1, 2, b"k2", b"d")]
@@ -68,7 +59,7 @@ def test_kafka_topic_decodes_like_its_dump(spark, kafka, dump):
     offsets, and Spark decodes it to the events of the dump itself."""
     topic = kafka.create_topic("orders-batch", partitions=3)
     produce(spark, kafka, topic, dump)
-    messages = read_kafka(spark.read, kafka, topic).load()
+    messages = kafka.subscribe(spark.read, topic).load()
     coordinates = messages.select("partition", "offset").toArrow()
     assert sorted(zip(*coordinates.to_pydict().values())) == sorted(
         zip(dump["partition"].to_pylist(), dump["offset"].to_pylist()))
@@ -93,7 +84,7 @@ def test_streaming_into_delta_exactly_once_across_a_restart(spark, kafka, dump, 
         batch.write.format("delta").mode("append").save(table)
 
     def run_until_caught_up():
-        source = read_kafka(spark.readStream, kafka, topic).option("maxOffsetsPerTrigger", 150).load()
+        source = kafka.subscribe(spark.readStream, topic).option("maxOffsetsPerTrigger", 150).load()
         query = (
             ticdc_rs.spark.decode(source, "canal-json", **TYPED)
             .writeStream.foreachBatch(write)
