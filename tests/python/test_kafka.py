@@ -108,6 +108,11 @@ def test_streaming_into_delta_exactly_once_across_a_restart(spark, kafka, dump, 
     expected = expected_events(dump)
     assert 0 < in_first_run < expected.num_rows
     assert same_events(spark.read.format("delta").load(table).toArrow(), expected)
+    # Delta's SQL extension (DESCRIBE HISTORY) and its catalog (delta.`path`) are loaded.
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{table}`").select("version", "operation").collect()
+    assert sorted(r["version"] for r in history) == list(range(len(batches)))
+    assert {r["operation"] for r in history} == {"WRITE"}
+    assert spark.sql(f"SELECT count(*) AS n FROM delta.`{table}`").first()["n"] == expected.num_rows
 
     from deltalake import DeltaTable
 
