@@ -1,13 +1,16 @@
 # `make demo` and `make test` work on a fresh machine: they make the virtualenv, install the
-# pinned Python dependencies and build the extension (release, once) before running.
+# pinned Python dependencies and build the extension (release, once) before running. `make jars`
+# copies the JVM jars the tests and the demo use (Delta Lake and Spark's Kafka source for Spark;
+# an Apache Kafka broker) from Maven Central with Maven's own client, once, into .cache/jars.
 
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 export MATURIN_NO_INSTALL_RUST := 1
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
+JARS := .cache/jars
 
-.PHONY: demo test test-rust test-python develop bench clean
+.PHONY: demo test test-rust test-python develop jars bench clean
 
 $(VENV)/.installed: requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +21,17 @@ $(VENV)/.installed: requirements-dev.txt
 develop: $(VENV)/.installed
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release --quiet
 
-demo: develop
+# One folder of jars per pom in jvm/: spark (added to the Spark session), kafka (the test broker).
+# Names without versions, so that examples/jvm.py can leave out the jars pyspark already ships.
+$(JARS)/%/.fetched: jvm/%/pom.xml
+	rm -rf $(JARS)/$*
+	mvn -q -B -f $< dependency:copy-dependencies -DincludeScope=runtime -Dmdep.stripVersion=true \
+		-DoutputDirectory=$(CURDIR)/$(JARS)/$*
+	touch $@
+
+jars: $(JARS)/spark/.fetched $(JARS)/kafka/.fetched
+
+demo: develop jars
 	$(PY) examples/demo.py
 
 test: test-rust test-python
@@ -26,7 +39,7 @@ test: test-rust test-python
 test-rust:
 	cargo test --release
 
-test-python: develop
+test-python: develop jars
 	$(PY) -m pytest -q
 
 bench: develop
@@ -34,4 +47,4 @@ bench: develop
 	$(PY) benches/peers.py
 
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) target .cache

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq  # noqa: E402
 
 import ticdc_rs  # noqa: E402
 import ticdc_rs.polars  # noqa: E402
+from jvm import with_delta_and_kafka  # noqa: E402  (examples/jvm.py: Delta and Kafka jars)
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DUMP = HERE / "data" / "orders_canal.parquet"
@@ -40,7 +41,8 @@ def step(text: str) -> None:
 
 
 def spark_session():
-    """A quiet local session: log4j at ERROR from the first line, no progress bars."""
+    """A quiet local session (log4j at ERROR from the first line, no progress bars) with Delta Lake
+    and Spark's Kafka source (jars from `make jars`)."""
     from pyspark.sql import SparkSession
 
     log_conf = Path(tempfile.gettempdir()) / "ticdc_rs_demo_log4j2.properties"
@@ -58,7 +60,8 @@ def spark_session():
     )
     java_opts = f"-Dlog4j2.configurationFile={log_conf.as_uri()}"
     spark = (
-        SparkSession.builder.master("local[*]")
+        with_delta_and_kafka(SparkSession.builder)
+        .master("local[*]")
         .appName("ticdc_rs demo")
         .config("spark.driver.extraJavaOptions", java_opts)
         .config("spark.ui.enabled", "false")

@@ -1,12 +1,12 @@
 """Shared fixtures: the golden vectors (from ../shared beside the checkout, else the project's
-own small fixtures) and one local Spark session per test run."""
+own small fixtures), one local Spark session per test run (with Delta Lake and the Kafka source
+and sink) and, for the tests that ask for it, one Kafka broker per test run."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -14,6 +14,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SHARED_VECTORS = ROOT.parent / "shared" / "vectors"
 OWN_FIXTURES = ROOT / "tests" / "fixtures"
+
+sys.path.insert(0, str(ROOT / "examples"))  # jvm.py: the jars `make jars` fetched
+from kafka_broker import KafkaBroker  # noqa: E402
+
+from jvm import with_delta_and_kafka  # noqa: E402
 
 
 def vector_root() -> Path:
@@ -46,13 +51,26 @@ def spark():
     from pyspark.sql import SparkSession
 
     session = (
-        SparkSession.builder.master("local[2]")
+        with_delta_and_kafka(SparkSession.builder)
+        .master("local[2]")
         .appName("ticdc_rs-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.host", "127.0.0.1")  # loopback only
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.databricks.delta.snapshotPartitions", "2")  # small tables: not 50 tasks a read
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory):
+    """A Kafka broker on 127.0.0.1 (`.bootstrap`, `.create_topic(name, partitions)`), started at
+    the first test that asks for it and stopped at the end of the run."""
+    broker = KafkaBroker.start(tmp_path_factory.mktemp("kafka"))
+    yield broker
+    broker.stop()
