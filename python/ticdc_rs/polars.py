@@ -16,9 +16,8 @@ carried onto the events as `_partition`, `_offset`, ... .
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import polars as pl
 import pyarrow as pa

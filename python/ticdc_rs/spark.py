@@ -15,8 +15,7 @@ every micro-batch; `table_schemas=` gives the decoders the schemas already seen,
 
 from __future__ import annotations
 
-import json
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, Window
