@@ -10,6 +10,8 @@ The messages are shaped like those of a TiCDC changefeed with `protocol=canal-js
   value a JSON string (ENUM as its 1-based index, SET as its bitmask, VARBINARY as one ISO-8859-1
   code point per byte), escaped HTML-safe as easyjson does (`<` `>` `&` as `\\u003c` ...);
 * UPDATE carries the complete old row in `old`; DELETE carries the deleted row in `data`;
+* at the end two orders are renumbered (their primary key updated): one UPDATE sent whole, one
+  split into DELETE + INSERT as newer TiCDC releases do;
 * DDL (`isDdl: true`) goes to partition 0 only, TIDB_WATERMARK messages to every partition;
 * commit ts are TiDB TSOs (`ms << 18`), increasing; `es` is `commitTs >> 18`, `ts` the encoder clock;
   rows of one transaction share a commit ts and land on the partition chosen by hashing the PK.
@@ -378,6 +380,25 @@ def generate(n_inserts: int = 300, n_updates: int = 260, n_deletes: int = 40) ->
             ddl("CINDEX", ADD_INDEX, TABLE)
         if txn % 15 == 0:  # resolved ts: everything up to here was sent, on every partition
             watermark(20, 400)
+
+    # Two orders renumbered (an UPDATE of the primary key). TiCDC sends the first whole, as with
+    # output-raw-change-event=true (and always before v6.5.3 / v7.1.1), on the new key's
+    # partition; it splits the second into a DELETE of the old key and an INSERT of the new one,
+    # with one commit ts, each on its own key's partition.
+    for split in (False, True):
+        ms = tick()
+        commit_ts = ms << 18
+        old = live.pop(min(live))
+        row = dict(old, id=str(next_id), updated_at=fmt_datetime(ms))
+        next_id += 1
+        live[int(row["id"])] = row
+        w = wall(ms)
+        if split:
+            stream.send(partition_of(old), w, dml_message("DELETE", commit_ts, w, old, None))
+            stream.send(partition_of(row), w, dml_message("INSERT", commit_ts, w, row, None))
+        else:
+            stream.send(partition_of(row), w, dml_message("UPDATE", commit_ts, w, row, old))
+        stream.last_ts = commit_ts
     watermark(500, 1500)
     return stream
 

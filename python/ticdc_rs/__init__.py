@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from ticdc_rs._changes import ReplayError
 from ticdc_rs._schema import ArrowSchema
 from ticdc_rs._ticdc_rs import DecodeError, EncodeError, NativeDecoder, NativeEncoder, __version__
 from ticdc_rs._ticdc_rs import infer_schema as _infer_schema
@@ -22,6 +23,7 @@ from ticdc_rs._ticdc_rs import schema_from_ddl as _schema_from_ddl
 from ticdc_rs._ticdc_rs import schema_from_table_schema as _schema_from_table_schema
 
 __all__ = [
+    "ReplayError",
     "ArrowSchema",
     "DecodeError",
     "Decoder",

@@ -16,7 +16,8 @@ carried onto the events as `_partition`, `_offset`, ... .
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -24,6 +25,23 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ticdc_rs import Decoder, _as_schema, infer_schema
+from ticdc_rs._changes import (
+    COMMIT_TS,
+    DELETED,
+    IS_CURRENT,
+    ORDER_COLUMNS,
+    RESET_DDL,
+    ROW_OPS,
+    VALID_FROM,
+    VALID_TO,
+    ApplyState,
+    ReplayError,
+    check_as_of,
+    consistent_ts,
+    recorded_key,
+    resolve_keys,
+    table_columns,
+)
 
 
 def _batches(source, batch_size: int = 65_536) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
@@ -85,10 +103,11 @@ def decode(
     """All events of `source`'s messages as one DataFrame. `options` are `Decoder`'s."""
     schema, batches = _batches(source)
     decoder = Decoder(protocol, **_decoder_options(schema, source, protocol, carry, views, options))
+    out_schema = pa.schema(decoder.schema)
     frames = [pl.DataFrame(o) for o in _events(decoder, batches)]
     if not frames:
-        return pl.DataFrame(schema=pl.DataFrame(pa.schema(decoder.schema).empty_table()).schema)
-    return pl.concat(frames, how="vertical", rechunk=False)
+        return _remember_keys(pl.DataFrame(out_schema.empty_table()), out_schema)
+    return _remember_keys(pl.concat(frames, how="vertical", rechunk=False), out_schema)
 
 
 def scan(
@@ -122,16 +141,283 @@ def scan(
     return register_io_source(io_source, schema=out_schema)
 
 
-def replay(events: pl.DataFrame, keys: Sequence[str], order: Sequence[str] | None = None) -> pl.DataFrame:
-    """The table's current state from typed events: the last change per key, deletes removed.
+# ---------------------------------------------------------------------------------------------
+# Replay and apply: the table from its changes (the rules are in `ticdc_rs._changes`).
 
-    Changes are applied in commit-ts order, then `_partition`, `_offset`, `_message` where present.
+_KEYS: dict[int, tuple[weakref.ref, list[str]]] = {}
+
+
+def _remember_keys(frame: pl.DataFrame, schema: pa.Schema) -> pl.DataFrame:
+    """Polars keeps no schema metadata: the primary key of a decoded frame is kept beside it."""
+    keys = recorded_key(schema.metadata)
+    if keys:
+        ident = id(frame)
+        _KEYS[ident] = (weakref.ref(frame, lambda _: _KEYS.pop(ident, None)), keys)
+    return frame
+
+
+def _recorded_keys(events) -> list[str] | None:
+    if isinstance(events, (pa.Table, pa.RecordBatch)):
+        return recorded_key(events.schema.metadata)
+    entry = _KEYS.get(id(events))
+    return entry[1] if entry is not None and entry[0]() is events else None
+
+
+def _frame(events) -> pl.DataFrame:
+    if isinstance(events, pl.DataFrame):
+        return events
+    if isinstance(events, pl.LazyFrame):
+        return events.collect()
+    if isinstance(events, (pa.Table, pa.RecordBatch)):
+        return pl.DataFrame(events)
+    raise TypeError(f"events must be a Polars DataFrame or a pyarrow Table/RecordBatch, not {type(events).__name__}")
+
+
+def last_watermarks(events, partitions: Iterable[int] = ()) -> dict:
+    """Each Kafka partition's last WATERMARK ts: of the partitions the events come from (their
+    `_partition`) and of `partitions`; None for one without a WATERMARK yet."""
+    events = _frame(events)
+    part = pl.col("_partition") if "_partition" in events.columns else pl.lit(0)
+    seen = events.select(part.alias("p")).unique()["p"].to_list()
+    marks = events.filter(pl.col("_op") == "WATERMARK").group_by(part.alias("p")).agg(pl.col("_commit_ts").max())
+    last = dict(zip(marks["p"].to_list(), marks["_commit_ts"].to_list(), strict=True))
+    return {p: last.get(p) for p in dict.fromkeys([*seen, *partitions])}
+
+
+def snapshot_ts(events, partitions: Iterable[int] = ()) -> int:
+    """The TSO of the transactionally consistent snapshot `replay(..., as_of="watermark")` gives:
+    the smallest of the partitions' last WATERMARKs. Name the topic's `partitions` when some
+    may not show in the events (read to no message yet)."""
+    return consistent_ts(last_watermarks(events, partitions))
+
+
+def _limit(events: pl.DataFrame, as_of, partitions: Iterable[int]) -> int | None:
+    check_as_of(as_of)
+    if as_of == "end":
+        return None
+    return snapshot_ts(events, partitions) if as_of == "watermark" else as_of
+
+
+def _resets(events: pl.DataFrame, limit: int | None) -> list[int]:
+    """Commit ts of the TRUNCATE / DROP DDLs (at or before `limit`), ascending."""
+    ddl = events.filter((pl.col("_op") == "DDL") & pl.col("_ddl").str.contains(RESET_DDL))
+    if limit is not None:
+        ddl = ddl.filter(pl.col("_commit_ts") <= limit)
+    return sorted(set(ddl["_commit_ts"].to_list()))
+
+
+def _changes(events: pl.DataFrame, keys: list[str], limit: int | None, after: int | None,
+             payload: bool = True) -> pl.DataFrame:
+    """Every change of the events (commit ts in (after, limit]) in change order, one row each:
+    the table's columns (only the key with `payload=False`), `_commit_ts`, `_deleted`, the order
+    columns and `__position`, the event's row in `events`."""
+    columns = table_columns(events.columns) if payload else keys
+    order = [c for c in ORDER_COLUMNS if c in events.columns]
+    rows = events.with_row_index("__position").filter(pl.col("_op").is_in(ROW_OPS))
+    if limit is not None:
+        rows = rows.filter(pl.col(COMMIT_TS) <= limit)
+    if after is not None:
+        rows = rows.filter(pl.col(COMMIT_TS) > after)
+    _check_complete(rows)
+    tail = [COMMIT_TS, *order, "__position"]
+    writes = rows.select(*columns, (pl.col("_op") == "DELETE").alias(DELETED), *tail)
+    parts = [writes]
+    if "_before" in rows.columns:
+        old = {c: pl.coalesce(pl.col("_before").struct.field(c), pl.col(c)) for c in columns}
+        moved = pl.any_horizontal([old[k] != pl.col(k) for k in keys])
+        is_move = (pl.col("_op") == "UPDATE") & pl.col("_before").is_not_null() & moved
+        removed = rows.filter(is_move).select(*[old[c].alias(c) for c in columns], pl.lit(True).alias(DELETED), *tail)
+        parts.append(removed)
+    return _in_change_order(pl.concat(parts, how="vertical"))
+
+
+def _in_change_order(changes: pl.DataFrame) -> pl.DataFrame:
+    order = [COMMIT_TS, DELETED, *[c for c in ORDER_COLUMNS if c in changes.columns], "__position"]
+    order = [c for c in order if c in changes.columns]
+    return changes.sort(order, descending=[c == DELETED for c in order], nulls_last=False)
+
+
+def _check_complete(rows: pl.DataFrame) -> None:
+    if "_handle_key_only" not in rows.columns or "_claim_check" not in rows.columns:
+        return
+    incomplete = pl.col("_handle_key_only").fill_null(False) | pl.col("_claim_check").is_not_null()
+    partial = rows.filter((pl.col("_op") != "DELETE") & incomplete)
+    if partial.height:
+        first = partial.row(0, named=True)
+        raise ReplayError(
+            f"{partial.height} INSERT/UPDATE event(s) carry only the handle key or a claim-check location "
+            f"(first at commit ts {first[COMMIT_TS]}): decode with claim_check_dir= to read their rows"
+        )
+
+
+def _latest(changes: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """The greatest change per key (`changes` is in change order)."""
+    return changes.unique(subset=keys, keep="last")
+
+
+def _rows_at(events: pl.DataFrame, latest: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
+    """The events' rows the live changes of `latest` point to, with their `_commit_ts`."""
+    live = latest.filter(~pl.col(DELETED)).select("__position", COMMIT_TS)
+    return events.select(columns).with_row_index("__position").join(live, on="__position").drop("__position")
+
+
+def replay(events, keys: Sequence[str] | None = None, *, as_of: str | int = "end",
+           partitions: Iterable[int] = ()) -> pl.DataFrame:
+    """The table the typed `events` of one table build: its rows as of `as_of`, sorted by key.
+
+    `keys` defaults to the primary key of the typed schema (`decode(..., layout="typed")` and
+    pyarrow input keep it). `as_of`: `"end"` (every change), `"watermark"` (the consistent snapshot
+    at `snapshot_ts(events, partitions)`) or a TSO. See `ticdc_rs._changes` for the rules.
     """
-    if not keys:
-        raise ValueError("replay needs keys= (the table's primary key columns)")
-    if order is None:
-        order = ["_commit_ts"] + [c for c in ("_partition", "_offset", "_message") if c in events.columns]
-    rows = events.filter(pl.col("_op").is_in(["INSERT", "UPDATE", "DELETE"])).sort(order, maintain_order=True)
-    latest = rows.group_by(list(keys), maintain_order=True).last()
-    table_columns = [c for c in events.columns if not c.startswith("_")]
-    return latest.filter(pl.col("_op") != "DELETE").select(table_columns)
+    recorded = _recorded_keys(events)
+    events = _frame(events)
+    columns = table_columns(events.columns)
+    keys = resolve_keys(keys, recorded, columns)
+    limit = _limit(events, as_of, partitions)
+    resets = _resets(events, limit)
+    latest = _latest(_changes(events, keys, limit, resets[-1] if resets else None, payload=False), keys)
+    return _rows_at(events, latest, columns).select(columns).sort(keys)
+
+
+def replay_tables(source, protocol: str = "auto", *, tables: Sequence[str] | None = None, as_of="end",
+                  **options) -> dict[str, pl.DataFrame]:
+    """Every table of a multi-table topic replayed: `{"db.table": rows}`. The messages are read
+    once; each table is decoded from them in the typed layout (schema inferred per table unless
+    `schema=` is given) and replayed by its primary key."""
+    schema, batches = _batches(source)
+    messages = pa.Table.from_batches(list(batches), schema=schema)
+    if tables is None:
+        envelope = decode(messages, protocol, carry=[], **{k: v for k, v in options.items() if k != "schema"})
+        named = envelope.filter(pl.col("_op").is_in(ROW_OPS)).select(
+            pl.concat_str([pl.col("_schema"), pl.col("_table")], separator=".").alias("name")).unique()
+        tables = sorted(named["name"].to_list())
+    out = {}
+    for name in tables:
+        typed = decode(messages, protocol, layout="typed", table=name, **options)
+        out[name] = replay(typed, as_of=as_of)
+    return out
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _delta_table(target):
+    from deltalake import DeltaTable
+
+    return DeltaTable(target) if DeltaTable.is_deltatable(str(target)) else None
+
+
+def _arrow(frame: pl.DataFrame) -> pa.Table:
+    # Plain (large) string/binary layouts: the Delta writer's, and what Spark reads back.
+    return frame.to_arrow(compat_level=pl.CompatLevel.oldest())
+
+
+def apply(events, target, keys: Sequence[str] | None = None, *, history: bool = False,
+          batch_id: int | None = None, app_id: str = "ticdc_rs") -> int | None:
+    """Merge the typed `events` of one table into the Delta table at `target` (created when
+    absent) and return the TSO up to which it is complete and consistent (None until every
+    partition has sent a WATERMARK).
+
+    Idempotent: applying micro-batches of any size, any number of times, in any grouping, gives
+    the table `replay` gives. The target holds the table's columns, `_commit_ts` (the row's last
+    change) and `_deleted` (a tombstone, kept so that a late, older change of a deleted key is
+    ignored): read the current table as `_deleted = false`. With `history=True` it holds every
+    version instead (SCD type 2): `_valid_from`, `_valid_to` (TSOs; null while current),
+    `_is_current` and `_deleted`. With `batch_id`, the commit records the Delta transaction
+    (`app_id`, `batch_id`) and a batch at or below the last one recorded is skipped.
+    """
+    from deltalake import CommitProperties, Transaction
+
+    recorded = _recorded_keys(events)
+    events = _frame(events)
+    columns = table_columns(events.columns)
+    keys = resolve_keys(keys, recorded, columns)
+    table = _delta_table(target)
+    if table is not None and batch_id is not None:
+        done = table.transaction_version(app_id)
+        if done is not None and batch_id <= done:
+            return _state(table).resolved_ts
+    state = _state(table) if table is not None else ApplyState()
+    resets = [r for r in _resets(events, None) if r not in state.resets]
+    marks = {p: ts for p, ts in last_watermarks(events).items() if ts is not None}
+    new_state = state.advance(resets, marks)
+    if history:
+        source = _versions(_changes(events, keys, None, None), keys, columns, table, state.resets, resets)
+        on = [*keys, VALID_FROM]
+        update = None
+    else:
+        changes = _changes(events, keys, None, new_state.reset_ts, payload=False)
+        if resets and resets[-1] == new_state.reset_ts:
+            changes = _with_truncation(changes, keys, table, resets[-1])
+        latest = _latest(changes, keys)
+        source = pl.concat([
+            _rows_at(events, latest, columns).with_columns(pl.lit(False).alias(DELETED)),
+            latest.filter(pl.col(DELETED)).select(*keys, COMMIT_TS, DELETED),
+        ], how="diagonal_relaxed").select(*columns, COMMIT_TS, DELETED)
+        on = keys
+        update = (f"s.{COMMIT_TS} > t.{COMMIT_TS} OR (s.{COMMIT_TS} = t.{COMMIT_TS} "
+                  f"AND t.{DELETED} AND NOT s.{DELETED})")
+    data = _arrow(source)
+    commit = CommitProperties(
+        custom_metadata={"userMetadata": new_state.to_metadata()},
+        app_transactions=[Transaction(app_id, batch_id)] if batch_id is not None else None,
+    )
+    if table is None:
+        from deltalake import write_deltalake
+
+        write_deltalake(target, data, commit_properties=commit)
+        return new_state.resolved_ts
+    predicate = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in on)
+    merge = table.merge(data, predicate, source_alias="s", target_alias="t", merge_schema=True,
+                        commit_properties=commit)
+    merge.when_matched_update_all(predicate=update).when_not_matched_insert_all().execute()
+    return new_state.resolved_ts
+
+
+def _state(table) -> ApplyState:
+    return ApplyState.from_history(c.get("userMetadata") for c in table.history(100))
+
+
+def _live_keys(table, keys: list[str], before: int) -> pl.DataFrame:
+    """The keys the target holds live with a change before `before`."""
+    if table is None:
+        return pl.DataFrame()
+    held = pl.DataFrame(table.to_pyarrow_table(columns=[*keys, COMMIT_TS, DELETED]))
+    return held.filter(~pl.col(DELETED) & (pl.col(COMMIT_TS) < before)).select(keys)
+
+
+def _with_truncation(changes: pl.DataFrame, keys, table, reset: int) -> pl.DataFrame:
+    """`changes` (all after `reset`) preceded by the removal, at `reset`, of every key the target
+    holds live: a TRUNCATE in one merge with the changes that follow it."""
+    live = _live_keys(table, keys, reset)
+    if not live.height:
+        return changes
+    removals = live.with_columns(pl.lit(reset, pl.Int64).alias(COMMIT_TS), pl.lit(True).alias(DELETED))
+    return _in_change_order(pl.concat([removals, changes], how="diagonal_relaxed"))
+
+
+def _versions(changes: pl.DataFrame, keys, columns, table, applied: list[int], resets: list[int]) -> pl.DataFrame:
+    """SCD type 2: every version of each key the batch touches (those the target holds and the
+    batch's, one per commit ts), a reset closing each key live before it, validity recomputed.
+    The batch's own `resets` touch every key the target holds; `applied` ones, the batch's keys."""
+    new = changes.select(*columns, pl.col(COMMIT_TS).alias(VALID_FROM), DELETED)
+    versions = new
+    if table is not None:
+        held = pl.DataFrame(table.to_pyarrow_table()).select(*columns, VALID_FROM, DELETED)
+        if not resets:
+            held = held.join(new.select(keys).unique(), on=keys, how="semi", nulls_equal=True)
+        versions = pl.concat([held, new], how="diagonal_relaxed")
+    for reset in sorted({*applied, *resets}):
+        last = versions.filter(pl.col(VALID_FROM) < reset).sort(VALID_FROM).unique(keys, keep="last")
+        closing = last.filter(~pl.col(DELETED)).select(keys).with_columns(
+            pl.lit(reset, pl.Int64).alias(VALID_FROM), pl.lit(True).alias(DELETED))
+        versions = pl.concat([versions, closing], how="diagonal_relaxed")
+    # One version per (key, ts): a write over a removal (a key moved within the transaction).
+    versions = versions.sort([VALID_FROM, DELETED], descending=[False, True]).unique([*keys, VALID_FROM], keep="last")
+    versions = versions.sort([*keys, VALID_FROM])
+    next_from = pl.col(VALID_FROM).shift(-1).over(keys)
+    return versions.with_columns(
+        next_from.alias(VALID_TO),
+        (next_from.is_null() & ~pl.col(DELETED)).alias(IS_CURRENT),
+    ).select(*columns, VALID_FROM, VALID_TO, IS_CURRENT, DELETED)

@@ -23,6 +23,22 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_type
 
 from ticdc_rs import Decoder, infer_schema
+from ticdc_rs._changes import (
+    COMMIT_TS,
+    DELETED,
+    IS_CURRENT,
+    ORDER_COLUMNS,
+    RESET_DDL,
+    ROW_OPS,
+    VALID_FROM,
+    VALID_TO,
+    ApplyState,
+    check_as_of,
+    consistent_ts,
+    recorded_key,
+    resolve_keys,
+    table_columns,
+)
 
 INFER_SAMPLE_ROWS = 10_000
 
@@ -73,7 +89,9 @@ def decode(
         value_column=value_column,
         **options,
     )
-    return df.mapInArrow(decoder, decoder.schema)
+    events = df.mapInArrow(decoder, decoder.schema)
+    keys = recorded_key(pa.schema(decoder.schema).metadata) or []
+    return events.withMetadata(keys[0], {KEY_METADATA: keys}) if keys else events
 
 
 def table_schemas(events: DataFrame, known: Iterable[str] = ()) -> list[str]:
@@ -84,22 +102,239 @@ def table_schemas(events: DataFrame, known: Iterable[str] = ()) -> list[str]:
     return list(dict.fromkeys([*known, *sorted(r[0] for r in rows)]))
 
 
-def _primary_key(df: DataFrame, keys: Sequence[str] | None) -> list[str]:
-    if keys:
-        return list(keys)
-    raise ValueError("replay needs keys= (the table's primary key columns)")
+
+# ---------------------------------------------------------------------------------------------
+# Replay and apply: the table from its changes (the rules are in `ticdc_rs._changes`; the Polars
+# adapter implements the same).
+
+# Spark keeps no schema-level metadata: the primary key rides on its first column's field metadata.
+KEY_METADATA = "ticdc_rs.primary_key"
 
 
-def replay(events: DataFrame, keys: Sequence[str], order: Sequence[str] | None = None) -> DataFrame:
-    """The table's current state from typed events: the last change per key, deletes removed.
+def _recorded_keys(events: DataFrame) -> list[str] | None:
+    for f in events.schema.fields:
+        if KEY_METADATA in f.metadata:
+            return list(f.metadata[KEY_METADATA])
+    return None
 
-    Changes are ordered by commit ts, then by `_partition`/`_offset`/`_message` where present.
+
+def _partition_column(events: DataFrame):
+    return F.col("_partition") if "_partition" in events.columns else F.lit(0)
+
+
+def last_watermarks(events: DataFrame, partitions: Iterable[int] = ()) -> dict:
+    """Each Kafka partition's last WATERMARK ts: of the partitions the events come from (their
+    `_partition`) and of `partitions`; None for one without a WATERMARK yet."""
+    is_mark = F.col("_op") == "WATERMARK"
+    rows = (events.groupBy(_partition_column(events).alias("p"))
+            .agg(F.max(F.when(is_mark, F.col(COMMIT_TS))).alias("ts")).collect())
+    last = {r["p"]: r["ts"] for r in rows}
+    return {p: last.get(p) for p in dict.fromkeys([*sorted(last), *partitions])}
+
+
+def snapshot_ts(events: DataFrame, partitions: Iterable[int] = ()) -> int:
+    """The TSO of the transactionally consistent snapshot `replay(..., as_of="watermark")` gives:
+    the smallest of the partitions' last WATERMARKs."""
+    return consistent_ts(last_watermarks(events, partitions))
+
+
+def _is_reset():
+    return (F.col("_op") == "DDL") & F.col("_ddl").rlike(RESET_DDL)
+
+
+def _changes(events: DataFrame, keys: list[str], limit: int | None, after) -> DataFrame:
+    """Every change of the events with commit ts in (after, limit]: the table's columns,
+    `_commit_ts`, `_deleted` and the order columns. `after` is an int or a Column."""
+    columns = table_columns(events.columns)
+    order = [c for c in ORDER_COLUMNS if c in events.columns]
+    rows = events.where(F.col("_op").isin(*ROW_OPS))
+    if limit is not None:
+        rows = rows.where(F.col(COMMIT_TS) <= limit)
+    if after is not None:
+        rows = rows.where(F.col(COMMIT_TS) > after)
+    if "_handle_key_only" in events.columns and "_claim_check" in events.columns:
+        incomplete = (F.col("_op") != "DELETE") & (F.coalesce(F.col("_handle_key_only"), F.lit(False))
+                                                    | F.col("_claim_check").isNotNull())
+        message = ("an INSERT/UPDATE event carries only the handle key or a claim-check location: "
+                   "decode with claim_check_dir= to read its row")
+        rows = rows.withColumn(COMMIT_TS, F.when(incomplete, F.raise_error(F.lit(message))).otherwise(F.col(COMMIT_TS)))
+    tail = [COMMIT_TS, *order]
+    changes = rows.select(*columns, (F.col("_op") == "DELETE").alias(DELETED), *tail)
+    if "_before" in events.columns:
+        old = {c: F.coalesce(F.col("_before").getField(c), F.col(c)) for c in columns}
+        moved = F.lit(False)
+        for k in keys:
+            moved = moved | (old[k] != F.col(k))
+        is_move = (F.col("_op") == "UPDATE") & F.col("_before").isNotNull() & moved
+        removals = rows.where(is_move).select(*[old[c].alias(c) for c in columns], F.lit(True).alias(DELETED), *tail)
+        changes = changes.unionByName(removals)
+    return changes
+
+
+def _latest(changes: DataFrame, keys: list[str]) -> DataFrame:
+    """The greatest change per key in change order."""
+    order = [F.col(COMMIT_TS).desc(), F.col(DELETED).asc()]
+    order += [F.col(c).desc() for c in ORDER_COLUMNS if c in changes.columns]
+    w = Window.partitionBy(*[F.col(k) for k in keys]).orderBy(*order)
+    return changes.withColumn("__rank", F.row_number().over(w)).where("__rank = 1").drop("__rank")
+
+
+def replay(events: DataFrame, keys: Sequence[str] | None = None, *, as_of: str | int = "end",
+           partitions: Iterable[int] = ()) -> DataFrame:
+    """The table the typed `events` of one table build: its rows as of `as_of`.
+
+    `keys` defaults to the primary key of the typed schema (`decode(..., layout="typed")` records
+    it). `as_of`: `"end"` (every change), `"watermark"` (the consistent snapshot at
+    `snapshot_ts(events, partitions)`, computed with one pass) or a TSO. The same rows as
+    `ticdc_rs.polars.replay`; see `ticdc_rs._changes` for the rules.
     """
-    keys = _primary_key(events, keys)
-    if order is None:
-        order = ["_commit_ts"] + [c for c in ("_partition", "_offset", "_message") if c in events.columns]
-    rows = events.where(F.col("_op").isin("INSERT", "UPDATE", "DELETE"))
-    w = Window.partitionBy(*[F.col(k) for k in keys]).orderBy(*[F.col(c).desc() for c in order])
-    meta = [c for c in events.columns if c.startswith("_")]
-    latest = rows.withColumn("__rank", F.row_number().over(w)).where("__rank = 1")
-    return latest.where(F.col("_op") != "DELETE").drop("__rank", *meta)
+    columns = table_columns(events.columns)
+    keys = resolve_keys(keys, _recorded_keys(events), columns)
+    check_as_of(as_of)
+    limit = None if as_of == "end" else snapshot_ts(events, partitions) if as_of == "watermark" else as_of
+    resets = events.where(_is_reset())
+    if limit is not None:
+        resets = resets.where(F.col(COMMIT_TS) <= limit)
+    last_reset = resets.agg(F.max(COMMIT_TS).alias("__reset"))
+    changes = _changes(events, keys, limit, None).crossJoin(F.broadcast(last_reset))
+    changes = changes.where(F.col("__reset").isNull() | (F.col(COMMIT_TS) > F.col("__reset"))).drop("__reset")
+    return _latest(changes, keys).where(~F.col(DELETED)).select(*columns)
+
+
+def replay_tables(df: DataFrame, protocol: str = "auto", *, tables: Sequence[str] | None = None,
+                  as_of: str | int = "end", **options) -> dict[str, DataFrame]:
+    """Every table of a multi-table topic replayed: `{"db.table": rows}`. `df` (Kafka messages) is
+    decoded once in the envelope layout to find the tables (unless `tables=` names them), then
+    once per table in the typed layout: cache `df` when it is costly to read again."""
+    if tables is None:
+        events = decode(df, protocol, carry=[], **{k: v for k, v in options.items() if k != "schema"})
+        rows = (events.where(F.col("_op").isin(*ROW_OPS)).select(F.concat_ws(".", "_schema", "_table").alias("name"))
+                .distinct().collect())
+        tables = sorted(r["name"] for r in rows)
+    return {name: replay(decode(df, protocol, layout="typed", table=name, **options), as_of=as_of) for name in tables}
+
+
+def _is_path(target: str) -> bool:
+    return "/" in target or ":" in target
+
+
+def _delta(spark, target: str):
+    from delta.tables import DeltaTable
+
+    if _is_path(target):
+        return DeltaTable.forPath(spark, target) if DeltaTable.isDeltaTable(spark, target) else None
+    return DeltaTable.forName(spark, target) if spark.catalog.tableExists(target) else None
+
+
+def _state(table) -> ApplyState:
+    rows = table.history(100).select("userMetadata").collect()
+    return ApplyState.from_history(r["userMetadata"] for r in rows)
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def apply(events: DataFrame, target: str, keys: Sequence[str] | None = None, *, history: bool = False,
+          batch_id: int | None = None, app_id: str = "ticdc_rs") -> int | None:
+    """MERGE the typed `events` of one table into the Delta table `target` (a path, or a table
+    name), created when absent; return the TSO up to which it is complete and consistent (None
+    before the first WATERMARK). Ready for `foreachBatch`:
+
+        query = events.writeStream.foreachBatch(
+            lambda batch, batch_id: ticdc_rs.spark.apply(batch, "/lake/orders", batch_id=batch_id)).start()
+
+    The same table, columns and guarantees as `ticdc_rs.polars.apply`: idempotent per key,
+    tombstones in `_deleted`, `history=True` for SCD type 2. With `batch_id`, the commit carries
+    Delta's idempotent-write transaction (`app_id`, `batch_id`): Delta skips a batch it has
+    committed (a micro-batch re-run after a failure). Give each query writing one target its own
+    `app_id`.
+    """
+    import delta.tables  # noqa: F401  (fails here, before any work, when delta-spark is missing)
+
+    spark = events.sparkSession
+    columns = table_columns(events.columns)
+    keys = resolve_keys(keys, _recorded_keys(events), columns)
+    events = events.persist()
+    try:
+        table = _delta(spark, target)
+        state = _state(table) if table is not None else ApplyState()
+        facts = (events.where((F.col("_op") == "WATERMARK") | _is_reset())
+                 .groupBy(_partition_column(events).alias("p"), "_op")
+                 .agg(F.max(COMMIT_TS).alias("last"), F.collect_set(COMMIT_TS).alias("all")).collect())
+        marks = {r["p"]: r["last"] for r in facts if r["_op"] == "WATERMARK"}
+        resets = sorted({ts for r in facts if r["_op"] == "DDL" for ts in r["all"]} - set(state.resets))
+        new_state = state.advance(resets, marks)
+        if history:
+            source = _versions(_changes(events, keys, None, None), keys, columns, table, state.resets, resets)
+            on, update = [*keys, VALID_FROM], None
+        else:
+            changes = _changes(events, keys, None, new_state.reset_ts)
+            if resets and resets[-1] == new_state.reset_ts and table is not None:
+                live = (table.toDF().where(~F.col(DELETED) & (F.col(COMMIT_TS) < resets[-1])).select(*keys)
+                        .withColumn(COMMIT_TS, F.lit(resets[-1])).withColumn(DELETED, F.lit(True)))
+                changes = changes.unionByName(live, allowMissingColumns=True)
+            source = _latest(changes, keys).select(*columns, COMMIT_TS, DELETED)
+            on = keys
+            update = (f"s.{COMMIT_TS} > t.{COMMIT_TS} OR (s.{COMMIT_TS} = t.{COMMIT_TS} "
+                      f"AND t.{DELETED} AND NOT s.{DELETED})")
+        if table is None:
+            writer = source.limit(0).write.format("delta")
+            writer.save(target) if _is_path(target) else writer.saveAsTable(target)
+            table = _delta(spark, target)
+        conf = {"spark.databricks.delta.commitInfo.userMetadata": new_state.to_metadata()}
+        if batch_id is not None:
+            conf |= {"spark.databricks.delta.write.txnAppId": app_id,
+                     "spark.databricks.delta.write.txnVersion": str(batch_id)}
+        predicate = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in on)
+        with _session_conf(spark, conf):
+            (table.alias("t").merge(source.alias("s"), predicate)
+             .whenMatchedUpdateAll(condition=update).whenNotMatchedInsertAll()
+             .withSchemaEvolution().execute())
+        return new_state.resolved_ts
+    finally:
+        events.unpersist()
+
+
+class _session_conf:
+    """SQL confs set for the duration of a block, then restored."""
+
+    def __init__(self, spark, conf: dict[str, str]):
+        self.spark, self.conf, self.saved = spark, conf, {}
+
+    def __enter__(self):
+        for k, v in self.conf.items():
+            self.saved[k] = self.spark.conf.get(k, None)
+            self.spark.conf.set(k, v)
+
+    def __exit__(self, *exc):
+        for k, v in self.saved.items():
+            if v is None:
+                self.spark.conf.unset(k)
+            else:
+                self.spark.conf.set(k, v)
+
+
+def _versions(changes: DataFrame, keys, columns, table, applied: list[int], resets: list[int]) -> DataFrame:
+    """SCD type 2, as `ticdc_rs.polars._versions`: every version of each key the batch touches,
+    a reset closing each key live before it, validity recomputed."""
+    new = changes.select(*columns, F.col(COMMIT_TS).alias(VALID_FROM), DELETED)
+    versions = new
+    if table is not None:
+        held = table.toDF().select(*columns, VALID_FROM, DELETED)
+        if not resets:
+            held = held.join(new.select(*keys).distinct(), on=keys, how="left_semi")
+        versions = held.unionByName(new)
+    by_key = Window.partitionBy(*[F.col(k) for k in keys])
+    for reset in sorted({*applied, *resets}):
+        before = versions.where(F.col(VALID_FROM) < reset)
+        last = before.withColumn("__rank", F.row_number().over(by_key.orderBy(F.col(VALID_FROM).desc())))
+        closing = (last.where((F.col("__rank") == 1) & ~F.col(DELETED)).select(*keys)
+                   .withColumn(VALID_FROM, F.lit(reset)).withColumn(DELETED, F.lit(True)))
+        versions = versions.unionByName(closing, allowMissingColumns=True)
+    one = Window.partitionBy(*[F.col(k) for k in keys], F.col(VALID_FROM)).orderBy(F.col(DELETED).asc())
+    versions = versions.withColumn("__rank", F.row_number().over(one)).where("__rank = 1").drop("__rank")
+    next_from = F.lead(VALID_FROM).over(by_key.orderBy(VALID_FROM))
+    return (versions.withColumn(VALID_TO, next_from)
+            .withColumn(IS_CURRENT, F.col(VALID_TO).isNull() & ~F.col(DELETED))
+            .select(*columns, VALID_FROM, VALID_TO, IS_CURRENT, DELETED))
