@@ -191,7 +191,7 @@ def replay(events: DataFrame, keys: Sequence[str] | None = None, *, as_of: str |
     columns = table_columns(events.columns)
     keys = resolve_keys(keys, _recorded_keys(events), columns)
     check_as_of(as_of)
-    limit = None if as_of == "end" else snapshot_ts(events, partitions) if as_of == "watermark" else as_of
+    limit = None if as_of == "end" else snapshot_ts(events, partitions) if as_of == "watermark" else int(as_of)
     resets = events.where(_is_reset())
     if limit is not None:
         resets = resets.where(F.col(COMMIT_TS) <= limit)
@@ -300,7 +300,8 @@ class _session_conf:
     """SQL confs set for the duration of a block, then restored."""
 
     def __init__(self, spark, conf: dict[str, str]):
-        self.spark, self.conf, self.saved = spark, conf, {}
+        self.spark, self.conf = spark, conf
+        self.saved: dict[str, str | None] = {}
 
     def __enter__(self):
         for k, v in self.conf.items():
