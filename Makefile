@@ -10,7 +10,7 @@ export MATURIN_NO_INSTALL_RUST := 1
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
 JARS := .cache/jars
 
-.PHONY: demo test test-rust test-python develop jars bench clean
+.PHONY: demo test lint test-rust test-python develop jars bench clean
 
 $(VENV)/.installed: requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +34,16 @@ jars: $(JARS)/spark/.fetched $(JARS)/kafka/.fetched
 demo: develop jars
 	$(PY) examples/demo.py
 
-test: test-rust test-python
+test: lint test-rust test-python
+
+# ruff over the Python (config in pyproject.toml), rustfmt (rustfmt.toml) over the crate and the
+# fuzz target, and clippy with and without the PyO3 bindings, warnings as errors.
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check python tests examples benches fuzz .ci
+	cargo fmt --check
+	rustfmt --check --edition 2021 fuzz/fuzz_targets/*.rs
+	cargo clippy --all-targets -- -D warnings
+	cargo clippy --all-targets --features python -- -D warnings
 
 test-rust:
 	cargo test --release

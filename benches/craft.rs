@@ -129,8 +129,9 @@ fn craft(c: &mut Criterion) {
         ("typed_views", common::typed_layout(common::typed_view_fields())),
     ];
     for (name, layout) in layouts {
-        let mut dec = BatchDecoder::new(DecodeOptions { protocol: Some(Protocol::Craft), layout, ..Default::default() })
-            .expect("decoder options");
+        let mut dec =
+            BatchDecoder::new(DecodeOptions { protocol: Some(Protocol::Craft), layout, ..Default::default() })
+                .expect("decoder options");
         assert_eq!(dec.decode(&batch).expect("the generated messages decode").num_rows(), CHANGES);
         let mut group = c.benchmark_group(format!("craft/{name}"));
         configure(&mut group, bytes);
@@ -441,7 +442,13 @@ mod specialised {
                             }
                             &mut self.before
                         } else {
-                            op = if old { "DELETE" } else if update { "UPDATE" } else { "INSERT" };
+                            op = if old {
+                                "DELETE"
+                            } else if update {
+                                "UPDATE"
+                            } else {
+                                "INSERT"
+                            };
                             &mut self.row
                         };
                         for (position, &len) in self.lengths.iter().enumerate() {
@@ -471,7 +478,9 @@ mod specialised {
             ];
             let columns = self.row.finish();
             let before_columns = self.before.finish();
-            let fields: Fields = columns.iter().zip(super::common::typed_fields().iter())
+            let fields: Fields = columns
+                .iter()
+                .zip(super::common::typed_fields().iter())
                 .map(|(a, f)| f.as_ref().clone().with_data_type(a.data_type().clone()))
                 .collect();
             let valid = NullBuffer::from(std::mem::take(&mut self.before_valid));

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use arrow_array::cast::AsArray;
 use arrow_array::RecordBatch;
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use ticdc_rs::arrow::{BatchDecoder, DecodeOptions, LayoutOptions};
 use ticdc_rs::Protocol;
 
@@ -51,12 +51,11 @@ fn canal_json(c: &mut Criterion) {
         // One message per line (messages hold no raw newline), for eyeballing or other tools.
         std::fs::write(&path, messages.join(&b'\n')).expect("dump the messages");
     }
-    eprintln!(
-        "canal-json: {MESSAGES} messages, {bytes} bytes, {:.0} bytes/message",
-        bytes as f64 / MESSAGES as f64
-    );
+    eprintln!("canal-json: {MESSAGES} messages, {bytes} bytes, {:.0} bytes/message", bytes as f64 / MESSAGES as f64);
 
-    for (name, layout) in [("envelope", LayoutOptions::Envelope), ("typed", common::typed_layout(common::typed_fields()))] {
+    for (name, layout) in
+        [("envelope", LayoutOptions::Envelope), ("typed", common::typed_layout(common::typed_fields()))]
+    {
         let mut dec = decoder(layout);
         check(name, &mut dec, &batch);
         let mut group = c.benchmark_group(format!("canal_json/{name}"));
@@ -68,7 +67,9 @@ fn canal_json(c: &mut Criterion) {
     // Reading the JSON and building nothing (see `common::skim_json`).
     let mut group = c.benchmark_group("canal_json/json_floor");
     configure(&mut group, bytes);
-    group.bench_function("10k", |b| b.iter(|| assert_eq!(common::skim_json(messages.iter().map(|m| black_box(m.as_slice()))), MESSAGES)));
+    group.bench_function("10k", |b| {
+        b.iter(|| assert_eq!(common::skim_json(messages.iter().map(|m| black_box(m.as_slice()))), MESSAGES))
+    });
     group.finish();
 
     // The floor: the same bytes copied once into an allocated buffer.

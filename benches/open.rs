@@ -99,8 +99,10 @@ fn encode(options: &EncodeOptions, events: &MessageEvents<'_>) -> Vec<Record> {
 fn batch(records: &[Record]) -> RecordBatch {
     let keys = BinaryArray::from_iter_values(records.iter().map(|r| r.key.as_deref().unwrap()));
     let values = BinaryArray::from_iter_values(records.iter().map(|r| r.value.as_slice()));
-    let schema = Schema::new(vec![Field::new("key", DataType::Binary, true), Field::new("value", DataType::Binary, true)]);
-    RecordBatch::try_new(std::sync::Arc::new(schema), vec![std::sync::Arc::new(keys), std::sync::Arc::new(values)]).unwrap()
+    let schema =
+        Schema::new(vec![Field::new("key", DataType::Binary, true), Field::new("value", DataType::Binary, true)]);
+    RecordBatch::try_new(std::sync::Arc::new(schema), vec![std::sync::Arc::new(keys), std::sync::Arc::new(values)])
+        .unwrap()
 }
 
 /// This thread's CPU time in ns (Linux), so figures on a loaded machine mean something.
@@ -178,19 +180,24 @@ fn open(c: &mut Criterion) {
 
         // Reading the JSON of every key and value item and building nothing (see
         // `common::skim_json`).
-        let items: Vec<&[u8]> = records.iter().flat_map(|r| [(8, r.key.as_deref().unwrap()), (0, &r.value[..])])
+        let items: Vec<&[u8]> = records
+            .iter()
+            .flat_map(|r| [(8, r.key.as_deref().unwrap()), (0, &r.value[..])])
             .flat_map(|(start, message)| open_items(start, message))
             .collect();
         let mut group = c.benchmark_group(format!("open/json_floor/x{per_message}"));
         configure(&mut group, bytes);
-        group.bench_function("10k", |b| b.iter(|| assert_eq!(common::skim_json(items.iter().map(|i| black_box(*i))), 2 * EVENTS)));
+        group.bench_function("10k", |b| {
+            b.iter(|| assert_eq!(common::skim_json(items.iter().map(|i| black_box(*i))), 2 * EVENTS))
+        });
         group.finish();
 
         let input = batch(&records);
         let typed = common::typed_layout(common::typed_fields());
         for (name, layout) in [("typed", typed), ("envelope", LayoutOptions::Envelope)] {
             let mut decoder =
-                BatchDecoder::new(DecodeOptions { protocol: Some(Protocol::Open), layout, ..Default::default() }).unwrap();
+                BatchDecoder::new(DecodeOptions { protocol: Some(Protocol::Open), layout, ..Default::default() })
+                    .unwrap();
             assert_eq!(decoder.decode(&input).unwrap().num_rows(), EVENTS, "{name}: one row per event");
             cpu_throughput(&format!("open/{name}/x{per_message}"), bytes, || {
                 black_box(decoder.decode(&input).unwrap());

@@ -44,8 +44,9 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import decimal
 import datetime
+import decimal
+import functools
 import json
 import os
 import platform
@@ -107,11 +108,11 @@ TAGS = ["vip", "new", "promo", "b2b", "retail", "ü-tag"]
 
 
 def _datetime(rng: random.Random, micros: bool) -> str:
-    s = "%04d-%02d-%02d %02d:%02d:%02d" % (
-        rng.randrange(2015, 2026), rng.randrange(1, 13), rng.randrange(1, 29),
-        rng.randrange(24), rng.randrange(60), rng.randrange(60),
+    s = (
+        f"{rng.randrange(2015, 2026):04d}-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d} "
+        f"{rng.randrange(24):02d}:{rng.randrange(60):02d}:{rng.randrange(60):02d}"
     )
-    return s + ".%06d" % rng.randrange(1_000_000) if micros else s
+    return f"{s}.{rng.randrange(1_000_000):06d}" if micros else s
 
 
 def _amount(rng: random.Random) -> str:
@@ -139,11 +140,10 @@ def _payload(rng: random.Random):
 
 
 def _attrs(rng: random.Random) -> str:
-    tags = ", ".join('"%s"' % rng.choice(TAGS) for _ in range(rng.randrange(4)))
-    return '{"channel": "%s", "items": %d, "tags": [%s], "gift": %s}' % (
-        rng.choice(["web", "app", "store"]), rng.randrange(1, 20), tags,
-        "true" if rng.randrange(100) < 20 else "false",
-    )
+    tags = ", ".join(f'"{rng.choice(TAGS)}"' for _ in range(rng.randrange(4)))
+    channel, items = rng.choice(["web", "app", "store"]), rng.randrange(1, 20)
+    gift = "true" if rng.randrange(100) < 20 else "false"
+    return f'{{"channel": "{channel}", "items": {items}, "tags": [{tags}], "gift": {gift}}}'
 
 
 def _double(x: float) -> str:
@@ -160,7 +160,7 @@ def _row(rng: random.Random, id_: int) -> dict:
         "amount": _amount(rng),
         "created_at": _datetime(rng, False),
         "updated_at": _datetime(rng, True),
-        "birthday": "%04d-%02d-%02d" % (rng.randrange(1950, 2010), rng.randrange(1, 13), rng.randrange(1, 29)),
+        "birthday": f"{rng.randrange(1950, 2010):04d}-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}",
         "score": _double(rng.random() * 1000.0),
         "status": str(rng.randrange(6)),
         "note": _note(rng),
@@ -225,7 +225,11 @@ def latin1_to_binary(arr: pa.Array) -> pa.Array:
     n = len(arr)
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset : arr.offset + n + 1]
     start = int(offsets[0])
-    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8)[start : int(offsets[-1])] if arr.buffers()[2] else np.zeros(0, np.uint8)
+    data_buffer = arr.buffers()[2]
+    if data_buffer:
+        data = np.frombuffer(data_buffer, dtype=np.uint8)[start : int(offsets[-1])]
+    else:
+        data = np.zeros(0, np.uint8)
     lead = data >= 0xC0
     if np.any(data >= 0xC4):
         raise ValueError("code point above U+00FF in a binary column")
@@ -298,7 +302,7 @@ def run_open_python(batches: list[pa.RecordBatch]) -> pa.Table:
 
     ops, ts, rows = [], [], []
     for batch in batches:
-        for key, value in zip(batch.column("key").to_pylist(), batch.column("value").to_pylist()):
+        for key, value in zip(batch.column("key").to_pylist(), batch.column("value").to_pylist(), strict=True):
             k, v = 8, 0
             while k < len(key):
                 (klen,) = struct.unpack_from(">Q", key, k)
@@ -351,7 +355,8 @@ DUCK_CASTS = {
     "status": "CAST({x} AS TINYINT)",
     "note": "{x}",
     # ISO-8859-1 text back to bytes: code point of each character, as hex, unhexed.
-    "payload": "unhex(array_to_string(list_transform(string_split({x}, ''), lambda c: printf('%02x', unicode(c))), ''))",
+    "payload": "unhex(array_to_string(list_transform(string_split({x}, ''), "
+    "lambda c: printf('%02x', unicode(c))), ''))",
     "attrs": "{x}",
 }
 
@@ -408,13 +413,17 @@ def polars_plan():
             f("name").alias("name"),
             f("amount").cast(pl.Decimal(12, 2)).alias("amount"),
             f("created_at").str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us").alias("created_at"),
-            f("updated_at").str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", time_zone="UTC").alias("updated_at"),
+            f("updated_at")
+            .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", time_unit="us", time_zone="UTC")
+            .alias("updated_at"),
             f("birthday").str.to_date("%Y-%m-%d").alias("birthday"),
             f("score").cast(pl.Float64).alias("score"),
             f("status").cast(pl.Int8).alias("status"),
             f("note").alias("note"),
             # Polars has no ISO-8859-1 encode: a vectorised Arrow UDF.
-            f("payload").map_batches(lambda s: pl.Series(latin1_to_binary(s.to_arrow())), return_dtype=pl.Binary).alias("payload"),
+            f("payload")
+            .map_batches(lambda s: pl.Series(latin1_to_binary(s.to_arrow())), return_dtype=pl.Binary)
+            .alias("payload"),
             f("attrs").alias("attrs"),
         ]
 
@@ -456,9 +465,9 @@ def run_orjson(values: pa.ChunkedArray) -> pa.Table:
             valid.append(False)
 
     def arrays(image):
-        cols = list(zip(*image)) if image else [()] * len(NAMES)
+        cols = list(zip(*image, strict=True)) if image else [()] * len(NAMES)
         out = []
-        for (name, _, typ), col in zip(COLUMNS, cols):
+        for (name, _, typ), col in zip(COLUMNS, cols, strict=True):
             if name == "payload":
                 out.append(pa.array([None if p is None else p.encode("latin-1") for p in col], pa.binary()))
                 continue
@@ -507,7 +516,10 @@ def spark_from_json(spark, path: str):
     from pyspark.sql import functions as F
 
     row = "ARRAY<STRUCT<" + ", ".join(f"`{n}`: STRING" for n in NAMES) + ">>"
-    ddl = f"`type` STRING, `database` STRING, `table` STRING, `_tidb` STRUCT<`commitTs`: BIGINT>, `data` {row}, `old` {row}"
+    ddl = (
+        f"`type` STRING, `database` STRING, `table` STRING, `_tidb` STRUCT<`commitTs`: BIGINT>, "
+        f"`data` {row}, `old` {row}"
+    )
     casts = {
         "id": "int", "user_id": "decimal(20,0)", "amount": "decimal(12,2)", "created_at": "timestamp_ntz",
         "updated_at": "timestamp", "birthday": "date", "score": "double", "status": "tinyint",
@@ -568,7 +580,7 @@ def spark_overhead(spark, path: str, args) -> None:
     print("  spark mapInArrow(ticdc_rs), part by part:", flush=True)
     for name, make in parts:
         job = make()
-        times, _ = time_runs(lambda: spark_noop(job), args.spark_reps, args.warmup)
+        times, _ = time_runs(lambda job=job: spark_noop(job), args.spark_reps, args.warmup)
         print(f"    {name:<36} median {statistics.median(times):7.3f} s", flush=True)
 
 
@@ -593,7 +605,8 @@ def compare(ref: pa.Table, got: pa.Table) -> dict:
     ref_before = ref["_before"].combine_chunks()
     got_before = got["_before"].combine_chunks()
     pairs = [(c, ref[c], got[c]) for c in CHECK_COLUMNS]
-    pairs.append(("_before (valid)", pa.chunked_array([ref_before.is_valid()]), pa.chunked_array([got_before.is_valid()])))
+    valid = [pa.chunked_array([b.is_valid()]) for b in (ref_before, got_before)]
+    pairs.append(("_before (valid)", *valid))
     rf, gf = ref_before.flatten(), got_before.flatten()
     pairs += [(f"_before.{n}", pa.chunked_array([rf[i]]), pa.chunked_array([gf[i]])) for i, n in enumerate(NAMES)]
     for name, a, b in pairs:
@@ -849,7 +862,8 @@ def main() -> int:
                 con = duckdb.connect()
                 con.execute(f"SET threads={threads}")
                 con.execute("SET TimeZone='UTC'")
-                times, got = time_runs(lambda: run_duckdb(con, sql, payload_in_sql), args.reps, args.warmup)
+                run = functools.partial(run_duckdb, con, sql, payload_in_sql)
+                times, got = time_runs(run, args.reps, args.warmup)
                 record(label, threads, times, "from an NDJSON file")
                 check(f"{label} threads={threads}", got)
                 con.close()
@@ -874,7 +888,7 @@ def main() -> int:
         jobs = [("spark from_json", spark_from_json), ("spark mapInArrow(ticdc_rs)", spark_ticdc)]
         for name, make in jobs:
             df = make(spark, parquet_path)
-            times, _ = time_runs(lambda: spark_noop(df), args.spark_reps, args.warmup)
+            times, _ = time_runs(lambda df=df: spark_noop(df), args.spark_reps, args.warmup)
             record(name, 2, times, "local[2], Parquet input, noop sink")
             sums = checksums_spark(df)
             s = spot_spark(df, spot_ts)
@@ -896,14 +910,15 @@ def main() -> int:
             corpus_mb[protocol] = mb(size)
             pq.write_table(pa.Table.from_batches(corpus), os.path.join(tmp, f"{protocol}.parquet"))
             schema = ticdc_rs.infer_schema(corpus[:1], protocol, TABLE)
-            times, got = time_runs(lambda: run_ticdc_protocol(protocol, corpus, schema), args.reps, args.warmup)
+            run = functools.partial(run_ticdc_protocol, protocol, corpus, schema)
+            times, got = time_runs(run, args.reps, args.warmup)
             med = statistics.median(times)
             protocol_results.append({"protocol": protocol, "decoder": "ticdc_rs typed", "bytes": size,
                                      "median_s": med, "mb_per_s": mb(size) / med, "rows": got.num_rows})
             print(f"  {protocol:<12} ticdc_rs typed      {mb(size):8.1f} MB  median {med:7.3f} s  "
                   f"{mb(size) / med:8.1f} MB/s  rows {got.num_rows}", flush=True)
             if protocol == "open":
-                times, py = time_runs(lambda: run_open_python(corpus), max(1, args.reps // 2), 0)
+                times, py = time_runs(functools.partial(run_open_python, corpus), max(1, args.reps // 2), 0)
                 pmed = statistics.median(times)
                 protocol_results.append({"protocol": protocol, "decoder": "python loop", "bytes": size,
                                          "median_s": pmed, "mb_per_s": mb(size) / pmed, "rows": py.num_rows})

@@ -72,7 +72,13 @@ fn table_schema() -> TableSchema {
             col("payload", "varbinary", 255, None, false),
             col("attrs", "json", 0, None, false),
         ],
-        indexes: vec![IndexSchema { name: "PRIMARY".into(), unique: true, primary: true, nullable: false, columns: vec!["id".into()] }],
+        indexes: vec![IndexSchema {
+            name: "PRIMARY".into(),
+            unique: true,
+            primary: true,
+            nullable: false,
+            columns: vec!["id".into()],
+        }],
     }
 }
 
@@ -93,7 +99,12 @@ fn events(table: &Table) -> Vec<MessageEvents<'static>> {
             let image = |row: &[common::Value], m: &mut MessageEvents<'static>| {
                 let start = m.columns.len();
                 for (col, v) in table.columns.iter().zip(row) {
-                    m.columns.push(Column { name: Cow::Owned(col.name.clone()), ty: col.ty.clone(), value: value(v), at: 0 });
+                    m.columns.push(Column {
+                        name: Cow::Owned(col.name.clone()),
+                        ty: col.ty.clone(),
+                        value: value(v),
+                        at: 0,
+                    });
                 }
                 start..m.columns.len()
             };

@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import random
 import zlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
@@ -39,7 +39,7 @@ SQL_FILE = HERE / "data" / "orders.sql"
 SEED = 20240505
 TOPIC = "ticdc-shop"
 PARTITIONS = 3
-START = datetime(2024, 5, 5, 8, 0, 0, tzinfo=timezone.utc)
+START = datetime(2024, 5, 5, 8, 0, 0, tzinfo=UTC)
 
 SCHEMA, TABLE = "shop", "orders"
 STATUSES = ["pending", "paid", "shipped", "delivered", "cancelled"]  # ENUM members, 1-based

@@ -20,9 +20,7 @@
 //! `enum('a','b')`, `varbinary(16)`), the form content-compatible Canal-JSON carries, so one
 //! parser ([`TypeDescription::parse`]) reads every source.
 
-use sqlparser::ast::{
-    ColumnDef, ColumnOption, DataType, EnumMember, Expr, IndexColumn, Statement, TableConstraint,
-};
+use sqlparser::ast::{ColumnDef, ColumnOption, DataType, EnumMember, Expr, IndexColumn, Statement, TableConstraint};
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer, Whitespace, Word};
@@ -96,7 +94,8 @@ pub fn follow_ddl(
         if created.schema.is_empty() {
             created.schema = default_schema.unwrap_or_default().to_string();
         }
-        let same = created.schema.eq_ignore_ascii_case(&table.schema) && created.table.eq_ignore_ascii_case(&table.table);
+        let same =
+            created.schema.eq_ignore_ascii_case(&table.schema) && created.table.eq_ignore_ascii_case(&table.table);
         if same {
             created.schema = table.schema.clone();
             created.table = table.table.clone();
@@ -115,7 +114,11 @@ pub fn follow_ddl(
 
 fn preview(sql: &str) -> String {
     let s: String = sql.chars().take(60).collect();
-    if s.len() < sql.len() { format!("{s}…") } else { s }
+    if s.len() < sql.len() {
+        format!("{s}…")
+    } else {
+        s
+    }
 }
 
 fn names_table(def: &TableDefinition, schema: &str, table: &str) -> bool {
@@ -214,7 +217,9 @@ impl<'t> Cursor<'t> {
                 self.at += 1;
                 Ok(w.value.clone())
             }
-            None => Err(format!("DDL: expected a name, found {}", self.peek().map_or("the end".into(), |t| t.to_string()))),
+            None => {
+                Err(format!("DDL: expected a name, found {}", self.peek().map_or("the end".into(), |t| t.to_string())))
+            }
         }
     }
 
@@ -254,7 +259,11 @@ impl<'t> Cursor<'t> {
 
 enum Ddl {
     CreateTable(TableDefinition),
-    AlterTable { schema: String, table: String, specs: Vec<AlterSpec> },
+    AlterTable {
+        schema: String,
+        table: String,
+        specs: Vec<AlterSpec>,
+    },
     Rename(Vec<((String, String), (String, String))>),
     /// Statements on these tables that do not change their columns.
     Touches(Vec<(String, String)>),
@@ -548,9 +557,13 @@ fn column_definition(tokens: &[Token]) -> Result<(ColumnDefinition, KeyRole), St
         Ok((mut columns, _)) if columns.len() == 1 => columns.remove(0),
         first_try => {
             // Retry with only what concerns the type and the keys.
-            let words = ["NOT", "NULL", "DEFAULT", "PRIMARY", "UNIQUE", "KEY", "COMMENT", "AUTO_INCREMENT", "GENERATED", "AS",
-                "ON", "COLLATE", "REFERENCES", "CHECK", "CONSTRAINT", "STORAGE", "COLUMN_FORMAT", "INVISIBLE", "VISIBLE", "SRID"];
-            let end = tokens.iter().skip(1).position(|t| words.iter().any(|w| is_word(t, w))).map_or(tokens.len(), |p| p + 1);
+            let words = [
+                "NOT", "NULL", "DEFAULT", "PRIMARY", "UNIQUE", "KEY", "COMMENT", "AUTO_INCREMENT", "GENERATED", "AS",
+                "ON", "COLLATE", "REFERENCES", "CHECK", "CONSTRAINT", "STORAGE", "COLUMN_FORMAT", "INVISIBLE",
+                "VISIBLE", "SRID",
+            ];
+            let end =
+                tokens.iter().skip(1).position(|t| words.iter().any(|w| is_word(t, w))).map_or(tokens.len(), |p| p + 1);
             let mut text = clean(&tokens[..end]).0;
             let has = |a: &str, b: Option<&str>| {
                 tokens.windows(2).any(|w| is_word(&w[0], a) && b.is_none_or(|b| is_word(&w[1], b)))
@@ -621,7 +634,8 @@ fn type_text(data_type: &DataType, binary_charset: bool, zerofill: bool) -> Stri
         DataType::Custom(name, modifiers) => {
             let name = name.0.last().map(|p| p.to_string().to_ascii_lowercase()).unwrap_or_default();
             let args: Vec<String> = modifiers.iter().map(|m| m.to_ascii_lowercase()).collect();
-            let (args, rest): (Vec<String>, Vec<String>) = args.into_iter().partition(|a| a.bytes().all(|b| b.is_ascii_digit()));
+            let (args, rest): (Vec<String>, Vec<String>) =
+                args.into_iter().partition(|a| a.bytes().all(|b| b.is_ascii_digit()));
             let mut t = if args.is_empty() { name } else { format!("{name}({})", args.join(",")) };
             for word in rest {
                 t.push(' ');
@@ -650,9 +664,11 @@ fn type_text(data_type: &DataType, binary_charset: bool, zerofill: bool) -> Stri
         ("nvarchar", _) => ("varchar", rest.to_string()),
         ("serial", _) => ("bigint", " unsigned".to_string()),
         ("bit", r) if !r.starts_with('(') => ("bit", format!("(1){r}")),
-        ("point" | "linestring" | "polygon" | "multipoint" | "multilinestring" | "multipolygon" | "geometrycollection", _) => {
-            ("geometry", String::new())
-        }
+        (
+            "point" | "linestring" | "polygon" | "multipoint" | "multilinestring" | "multipolygon"
+            | "geometrycollection",
+            _,
+        ) => ("geometry", String::new()),
         (name, rest) => (name, rest.to_string()),
     };
     let name = match (name, binary_charset) {
@@ -702,12 +718,12 @@ fn alter_spec(tokens: &[Token], out: &mut Vec<AlterSpec>) -> Result<(), String> 
     if cur.eat("ADD") {
         if cur.eat("PRIMARY") && cur.eat("KEY") {
             out.push(AlterSpec::AddPrimaryKey(primary_key_columns(&tokens[cur.at..])?));
-        return Ok(());
+            return Ok(());
         }
         if CONSTRAINT_WORDS.iter().any(|w| cur.peek().is_some_and(|t| is_word(t, w))) {
             if let Element::PrimaryKey(columns) = table_element(&tokens[cur.at..])? {
                 out.push(AlterSpec::AddPrimaryKey(columns));
-        return Ok(());
+                return Ok(());
             }
             return Ok(());
         }
@@ -735,7 +751,7 @@ fn alter_spec(tokens: &[Token], out: &mut Vec<AlterSpec>) -> Result<(), String> 
     if cur.eat("DROP") {
         if cur.eat("PRIMARY") && cur.eat("KEY") {
             out.push(AlterSpec::DropPrimaryKey);
-        return Ok(());
+            return Ok(());
         }
         let other = ["INDEX", "KEY", "FOREIGN", "CONSTRAINT", "CHECK", "PARTITION", "DEFAULT"];
         if other.iter().any(|w| cur.peek().is_some_and(|t| is_word(t, w))) {
@@ -770,7 +786,7 @@ fn alter_spec(tokens: &[Token], out: &mut Vec<AlterSpec>) -> Result<(), String> 
                 return Err("DDL: RENAME COLUMN without TO".into());
             }
             out.push(AlterSpec::RenameColumn(old, cur.ident()?));
-        return Ok(());
+            return Ok(());
         }
         if cur.eat("INDEX") || cur.eat("KEY") {
             return Ok(());

@@ -65,13 +65,17 @@ pub fn code_of_query(sql: &str) -> u64 {
         (has("character set") && starts("alter table"), 22),
         (has("character set") && starts("alter database"), 26),
         (has("add primary key"), 32),
-        (["add index", "add key", "add unique index", "add unique key", "add fulltext index", "add fulltext key"]
-            .iter()
-            .any(|p| has(p))
-            || has("add unique ")
-            || has("add unique(")
-            || ["create index", "create unique index", "create fulltext index", "create spatial index"].iter().any(|p| starts(p)),
-            7),
+        (
+            ["add index", "add key", "add unique index", "add unique key", "add fulltext index", "add fulltext key"]
+                .iter()
+                .any(|p| has(p))
+                || has("add unique ")
+                || has("add unique(")
+                || ["create index", "create unique index", "create fulltext index", "create spatial index"]
+                    .iter()
+                    .any(|p| starts(p)),
+            7,
+        ),
         (has("drop primary key"), 33),
         (has("drop index") || has("drop key"), 8),
         (has("add foreign key"), 9),

@@ -48,11 +48,7 @@ impl DecodeError {
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: message {} at byte {}: {}",
-            self.protocol, self.message_index, self.offset, self.reason
-        )
+        write!(f, "{}: message {} at byte {}: {}", self.protocol, self.message_index, self.offset, self.reason)
     }
 }
 

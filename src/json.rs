@@ -287,7 +287,8 @@ impl<'a> JsonCursor<'a> {
     fn unicode_escape(&self, at: usize) -> FaultResult<(char, usize)> {
         let hex4 = |p: usize| -> FaultResult<u32> {
             let h = self.bytes().get(p..p + 4).ok_or_else(|| Fault::new(p, "truncated \\u escape"))?;
-            h.iter().try_fold(0u32, |code, &c| Some(code << 4 | (c as char).to_digit(16)?))
+            h.iter()
+                .try_fold(0u32, |code, &c| Some(code << 4 | (c as char).to_digit(16)?))
                 .ok_or_else(|| Fault::new(p, "invalid \\u escape"))
         };
         let hi = hex4(at)?;
@@ -472,14 +473,38 @@ mod tests {
 
     #[test]
     fn integers_read_as_str_parse_reads_their_token() {
-        let cases = ["0", "7", "007", "18446744073709551615", "18446744073709551616", "9223372036854775807",
-            "9223372036854775808", "-1", "-9223372036854775808", "1.5", "1e3", "12-", "+5", "x", "", "42}", "42 ,"];
+        let cases = [
+            "0",
+            "7",
+            "007",
+            "18446744073709551615",
+            "18446744073709551616",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-1",
+            "-9223372036854775808",
+            "1.5",
+            "1e3",
+            "12-",
+            "+5",
+            "x",
+            "",
+            "42}",
+            "42 ,",
+        ];
         for text in cases {
-            let token: String = text.chars().take_while(|c| matches!(c, '0'..='9' | '-' | '+' | '.' | 'e' | 'E')).collect();
+            let token: String =
+                text.chars().take_while(|c| matches!(c, '0'..='9' | '-' | '+' | '.' | 'e' | 'E')).collect();
             let rest = &text[token.len()..];
             for (read, want) in [
-                (JsonCursor::new(text.as_bytes()).unwrap().u64().ok().map(|v| v.to_string()), token.parse::<u64>().ok().map(|v| v.to_string())),
-                (JsonCursor::new(text.as_bytes()).unwrap().i64().ok().map(|v| v.to_string()), token.parse::<i64>().ok().map(|v| v.to_string())),
+                (
+                    JsonCursor::new(text.as_bytes()).unwrap().u64().ok().map(|v| v.to_string()),
+                    token.parse::<u64>().ok().map(|v| v.to_string()),
+                ),
+                (
+                    JsonCursor::new(text.as_bytes()).unwrap().i64().ok().map(|v| v.to_string()),
+                    token.parse::<i64>().ok().map(|v| v.to_string()),
+                ),
             ] {
                 assert_eq!(read, want, "{text:?}");
             }

@@ -25,10 +25,10 @@ pub mod error;
 pub mod event;
 pub mod json;
 pub mod mysql;
-pub mod table;
-pub mod utf8;
 #[cfg(feature = "python")]
 mod python;
+pub mod table;
+pub mod utf8;
 
 pub use crate::arrow::encode::BatchEncoder;
 pub use crate::arrow::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError};

@@ -691,7 +691,9 @@ mod tests {
     #[test]
     fn word_wise_dates_read_every_text_as_the_byte_wise_reference_does() {
         let mut texts: Vec<Vec<u8>> = Vec::new();
-        for base in ["2024-02-29 23:59:59.123456", "0000-00-00 00:00:00", "1999/12/31T00:00:00.5", "2023-11-30 12:34:56"] {
+        for base in
+            ["2024-02-29 23:59:59.123456", "0000-00-00 00:00:00", "1999/12/31T00:00:00.5", "2023-11-30 12:34:56"]
+        {
             texts.push(base.as_bytes().to_vec());
             for len in 0..base.len() {
                 texts.push(base.as_bytes()[..len].to_vec());
@@ -710,7 +712,12 @@ mod tests {
             }
         }
         for t in &texts {
-            assert_eq!(parse_datetime_micros(t), reference::parse_datetime_micros(t), "{:?}", String::from_utf8_lossy(t));
+            assert_eq!(
+                parse_datetime_micros(t),
+                reference::parse_datetime_micros(t),
+                "{:?}",
+                String::from_utf8_lossy(t)
+            );
             assert_eq!(parse_date(t), reference::parse_date(t), "{:?}", String::from_utf8_lossy(t));
         }
         for (y, m, d) in [(2023, 2, 29), (2024, 2, 29), (1900, 2, 29), (2000, 2, 29), (2023, 4, 31), (2023, 13, 1)] {
@@ -725,10 +732,7 @@ mod tests {
         assert_eq!(days_from_civil(2000, 3, 1), 11017);
         assert_eq!(parse_date(b"0000-00-00"), Some(None));
         assert_eq!(parse_date(b"2021-02-29"), None);
-        assert_eq!(
-            parse_datetime_micros(b"1970-01-02 00:00:01.5"),
-            Some(Some(86_401_500_000))
-        );
+        assert_eq!(parse_datetime_micros(b"1970-01-02 00:00:01.5"), Some(Some(86_401_500_000)));
         assert_eq!(parse_time_micros(b"-838:59:59"), Some(-(838 * 3600 + 59 * 60 + 59) * 1_000_000));
         assert_eq!(parse_time_micros(b"12:00:00.000001"), Some(43_200_000_001));
         assert_eq!(fraction_micros(b"5"), Some(500_000));
@@ -749,7 +753,10 @@ mod tests {
         assert_eq!(parse_decimal_i128(b"000123456789012345678.9", 2), Some(12345678901234567890));
         let max = "9".repeat(38);
         assert_eq!(parse_decimal_i128(max.as_bytes(), 0), Some(max.parse().unwrap()));
-        assert_eq!(parse_decimal_i128(format!("-{}.{}", &max[..30], &max[..8]).as_bytes(), 8), Some(-max.parse::<i128>().unwrap()));
+        assert_eq!(
+            parse_decimal_i128(format!("-{}.{}", &max[..30], &max[..8]).as_bytes(), 8),
+            Some(-max.parse::<i128>().unwrap())
+        );
         assert_eq!(parse_decimal_i128(format!("1{max}").as_bytes(), 0), None);
         assert_eq!(parse_decimal_i128(b"12.", 2), Some(1200));
         assert_eq!(parse_decimal_i128(b".5", 1), Some(5));
@@ -774,8 +781,11 @@ mod tests {
             let neg = next(2) == 1;
             let text = format!("{}{int_part}.{frac_part}", if neg { "-" } else { "" });
             let (int_part, frac_part) = (int_part.as_bytes(), frac_part.as_bytes());
-            let general =
-                if int_part.is_empty() && frac_part.is_empty() { None } else { parse_decimal_digits(neg, int_part, frac_part, scale) };
+            let general = if int_part.is_empty() && frac_part.is_empty() {
+                None
+            } else {
+                parse_decimal_digits(neg, int_part, frac_part, scale)
+            };
             assert_eq!(parse_decimal_i128(text.as_bytes(), scale), general, "{text} at scale {scale}");
         }
     }

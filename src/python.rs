@@ -15,8 +15,11 @@ use pyo3_arrow::{PyField, PyRecordBatch, PySchema};
 
 use crate::arrow::{infer, LayoutOptions, TableName};
 use crate::codec::simple::TableSchema;
-use crate::{BatchDecoder, BatchEncoder, Compression, EncodeOptions, DecodeError as RustDecodeError, DecodeOptions, OnError, Protocol};
 use crate::EncodeError as RustEncodeError;
+use crate::{
+    BatchDecoder, BatchEncoder, Compression, DecodeError as RustDecodeError, DecodeOptions, EncodeOptions, OnError,
+    Protocol,
+};
 
 create_exception!(_ticdc_rs, DecodeError, PyValueError, "A message could not be decoded.");
 create_exception!(_ticdc_rs, EncodeError, PyValueError, "A batch could not be encoded.");

@@ -126,7 +126,9 @@ mod tests {
                 }
             }
         }
-        for text in ["Zoë Müller #1", "Łukasz Wiśniewski", "山田 太郎", "Ahmed Ali 😀", "\u{10FFFF}", "\u{D7FF}\u{E000}"] {
+        for text in
+            ["Zoë Müller #1", "Łukasz Wiśniewski", "山田 太郎", "Ahmed Ali 😀", "\u{10FFFF}", "\u{D7FF}\u{E000}"]
+        {
             assert!(dfa_accepts(text.as_bytes()), "{text}");
             assert_eq!(check(text.as_bytes()), Ok(text));
         }

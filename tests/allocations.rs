@@ -32,7 +32,12 @@ fn allocations_do_not_grow_with_events() {
                 .map(|(input, events)| {
                     let layout = if name == "typed" { typed() } else { LayoutOptions::Envelope };
                     let usage = heap::measure(protocol, layout, input);
-                    assert!(usage.rows >= events, "{} {name}: {} rows for {events} events", protocol.name(), usage.rows);
+                    assert!(
+                        usage.rows >= events,
+                        "{} {name}: {} rows for {events} events",
+                        protocol.name(),
+                        usage.rows
+                    );
                     // Nothing transient of any size: the peak is the output as it grows.
                     assert!(
                         usage.peak < usage.output * 3 / 2,

@@ -136,7 +136,8 @@ fn collect_keeps_one_error_row_per_bad_message() {
     assert!(errors.value(2).contains("invalid UTF-8"));
     assert!(errors.value(4).contains("column: b"));
 
-    let err = decoder(OnError::Raise, Compression::None).decode(&batch(vec![sample_message(), b"{".to_vec()])).unwrap_err();
+    let err =
+        decoder(OnError::Raise, Compression::None).decode(&batch(vec![sample_message(), b"{".to_vec()])).unwrap_err();
     assert_eq!((err.protocol, err.message_index, err.offset), ("canal-json", 1, 1));
 }
 
@@ -184,7 +185,10 @@ fn output_past_two_gib_is_an_error_not_a_panic() {
     let input = batch(vec![compressed; 11]); // 11 x 200 MiB of text > 2 GiB
     let typed = LayoutOptions::Typed {
         table: TableName::parse("d.t").unwrap(),
-        schema: Arc::new(Schema::new(vec![Field::new("id", DataType::Int32, true), Field::new("note", DataType::Utf8, true)])),
+        schema: Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int32, true),
+            Field::new("note", DataType::Utf8, true),
+        ])),
     };
     for layout in [typed, LayoutOptions::Envelope] {
         let options = DecodeOptions {
@@ -227,11 +231,26 @@ fn typed_rows_of_a_failed_message_are_dropped_whole() {
     ];
     let typed = || LayoutOptions::Typed {
         table: TableName::parse("d.t").unwrap(),
-        schema: Arc::new(Schema::new(vec![Field::new("id", DataType::Int32, true), Field::new("v", DataType::Utf8, true)])),
+        schema: Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int32, true),
+            Field::new("v", DataType::Utf8, true),
+        ])),
     };
     for (on_error, ops, ids, vs, old_vs) in [
-        (OnError::Collect, vec!["UPDATE", "ERROR", "INSERT"], vec![Some(1), None, Some(3)], vec![Some("b"), None, Some("c")], vec![Some("a"), None, None]),
-        (OnError::Skip, vec!["UPDATE", "INSERT"], vec![Some(1), Some(3)], vec![Some("b"), Some("c")], vec![Some("a"), None]),
+        (
+            OnError::Collect,
+            vec!["UPDATE", "ERROR", "INSERT"],
+            vec![Some(1), None, Some(3)],
+            vec![Some("b"), None, Some("c")],
+            vec![Some("a"), None, None],
+        ),
+        (
+            OnError::Skip,
+            vec!["UPDATE", "INSERT"],
+            vec![Some(1), Some(3)],
+            vec![Some("b"), Some("c")],
+            vec![Some("a"), None],
+        ),
     ] {
         let mut dec = BatchDecoder::new(DecodeOptions {
             protocol: Some(Protocol::CanalJson),

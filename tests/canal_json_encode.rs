@@ -44,7 +44,10 @@ fn options_of(config: &Json) -> EncodeOptions {
         only_output_updated_columns: flag("only_output_updated_columns"),
         delete_only_output_handle_key_columns: flag("delete_only_output_handle_key_columns"),
         compression: Compression::parse(config["compression"].as_str().unwrap_or("none")).unwrap(),
-        large_message_handle: LargeMessageHandle::parse(config["large_message_handle_option"].as_str().unwrap_or("none")).unwrap(),
+        large_message_handle: LargeMessageHandle::parse(
+            config["large_message_handle_option"].as_str().unwrap_or("none"),
+        )
+        .unwrap(),
         claim_check_raw_value: flag("claim_check_raw_value"),
         ..Default::default()
     }
@@ -136,7 +139,8 @@ fn every_vector_reencodes_to_the_same_json_and_events() {
             }
 
             // Same events.
-            let plains: Vec<Vec<u8>> = records.iter().map(|r| options.compression.decompress(&r.value).unwrap()).collect();
+            let plains: Vec<Vec<u8>> =
+                records.iter().map(|r| options.compression.decompress(&r.value).unwrap()).collect();
             let mut again = MessageEvents::default();
             let mut decoder = codec();
             for p in &plains {
@@ -210,7 +214,8 @@ fn batch(values: Vec<Vec<u8>>) -> RecordBatch {
 
 fn col<'a>(name: &'a str, base: MySqlType, text: &'a str, value: Value<'a>) -> Column<'a> {
     let (_, binary) = MySqlType::from_name(text.split(['(', ' ']).next().unwrap());
-    let ty = ColumnType { base, unsigned: text.contains("unsigned"), binary, text: Some(Cow::Borrowed(text)), flags: None };
+    let ty =
+        ColumnType { base, unsigned: text.contains("unsigned"), binary, text: Some(Cow::Borrowed(text)), flags: None };
     Column { name: Cow::Borrowed(name), ty, value, at: 0 }
 }
 
@@ -267,10 +272,18 @@ fn values_from_typed_arrow_render_by_column_type() {
     );
     let compatible = EncodeOptions { content_compatible: true, enable_tidb_extension: true, ..Default::default() };
     let text = encode_text(&compatible, &events);
-    assert!(text.contains(r#""e":"enum('a','b')""#) && text.ends_with(r#""_tidb":{"commitTs":449543017000000001}}"#), "{text}");
+    assert!(
+        text.contains(r#""e":"enum('a','b')""#) && text.ends_with(r#""_tidb":{"commitTs":449543017000000001}}"#),
+        "{text}"
+    );
 
-    let bad = one_row(EventKind::Insert, vec![col("e", MySqlType::Enum, "enum('a')", Value::Text("zz".into()))], vec![]);
-    assert!(Protocol::CanalJson.encoder(&EncodeOptions::default()).unwrap().encode(&bad, &bad.events[0], &mut Vec::new()).is_err());
+    let bad =
+        one_row(EventKind::Insert, vec![col("e", MySqlType::Enum, "enum('a')", Value::Text("zz".into()))], vec![]);
+    assert!(Protocol::CanalJson
+        .encoder(&EncodeOptions::default())
+        .unwrap()
+        .encode(&bad, &bad.events[0], &mut Vec::new())
+        .is_err());
 }
 
 #[test]
@@ -292,7 +305,8 @@ fn updates_deletes_and_handle_keys() {
     assert!(only.contains(r#""old":[{"a":"old"}],"data""#), "{only}");
 
     let delete = one_row(EventKind::Delete, vec![], before);
-    let text = encode_text(&EncodeOptions { delete_only_output_handle_key_columns: true, ..Default::default() }, &delete);
+    let text =
+        encode_text(&EncodeOptions { delete_only_output_handle_key_columns: true, ..Default::default() }, &delete);
     assert!(text.contains(r#""sqlType":{"id":4},"mysqlType":{"id":"int"},"old":null,"data":[{"id":"1"}]"#), "{text}");
 
     // Too large: an error without a handling option, the key columns with handle-key-only.
@@ -301,7 +315,10 @@ fn updates_deletes_and_handle_keys() {
     assert!(encoder.encode(&update, &update.events[0], &mut Vec::new()).is_err());
     let hko = EncodeOptions { max_message_bytes: 350, large_message_handle: LargeMessageHandle::HandleKeyOnly, ..tiny };
     let text = encode_text(&hko, &update);
-    assert!(text.contains(r#""data":[{"id":"1"}],"_tidb":{"commitTs":449543017000000001,"onlyHandleKey":true}}"#), "{text}");
+    assert!(
+        text.contains(r#""data":[{"id":"1"}],"_tidb":{"commitTs":449543017000000001,"onlyHandleKey":true}}"#),
+        "{text}"
+    );
 }
 
 #[test]
@@ -328,7 +345,10 @@ fn ddl_and_watermarks() {
     assert_eq!(without.len(), 1);
     assert!(String::from_utf8(without[0].value.clone()).unwrap().ends_with(r#""old":null}"#));
     // Compressed as a whole.
-    let lz4 = encode_all(&EncodeOptions { enable_tidb_extension: true, compression: Compression::Lz4, ..Default::default() }, &m);
+    let lz4 = encode_all(
+        &EncodeOptions { enable_tidb_extension: true, compression: Compression::Lz4, ..Default::default() },
+        &m,
+    );
     assert_eq!(Compression::Lz4.decompress(&lz4[0].value).unwrap(), with[0].value);
 }
 
@@ -425,7 +445,12 @@ fn encoded_batches_decode_through_the_batch_decoder() {
     let mut events = MessageEvents::default();
     codec().decode(None, &raw, &mut events).unwrap();
     let records = encode_all(&options_of(&vector["config"]), &events);
-    let mut decoder = BatchDecoder::new(DecodeOptions { protocol: Some(Protocol::CanalJson), on_error: OnError::Raise, ..Default::default() }).unwrap();
+    let mut decoder = BatchDecoder::new(DecodeOptions {
+        protocol: Some(Protocol::CanalJson),
+        on_error: OnError::Raise,
+        ..Default::default()
+    })
+    .unwrap();
     let out = decoder.decode(&batch(records.into_iter().map(|r| r.value).collect())).unwrap();
     assert_eq!(out.column_by_name("_op").unwrap().as_string::<i32>().value(0), "UPDATE");
     assert!(!out.column_by_name("_before").unwrap().is_null(0));

@@ -80,7 +80,8 @@ fn batch(values: &[Vec<u8>]) -> RecordBatch {
 }
 
 fn batch_decoder(layout: LayoutOptions, on_error: OnError) -> BatchDecoder {
-    BatchDecoder::new(DecodeOptions { protocol: Some(Protocol::Craft), layout, on_error, ..Default::default() }).unwrap()
+    BatchDecoder::new(DecodeOptions { protocol: Some(Protocol::Craft), layout, on_error, ..Default::default() })
+        .unwrap()
 }
 
 /// A value in the vectors' normal form (`../shared/vectors/README.md`, VALUE).
@@ -99,7 +100,11 @@ fn normal(value: &Value<'_>) -> Json {
 fn same_value(ty: u64, got: &Json, want: &Json) -> bool {
     match (got.as_f64(), want.as_f64()) {
         (Some(g), Some(w)) if got.is_f64() || want.is_f64() => {
-            if ty == 4 { g as f32 == w as f32 } else { g == w }
+            if ty == 4 {
+                g as f32 == w as f32
+            } else {
+                g == w
+            }
         }
         _ => match (got.as_u64(), want.as_u64(), got.as_i64(), want.as_i64()) {
             (Some(g), Some(w), _, _) => g == w,
@@ -130,7 +135,11 @@ fn check_columns(name: &str, got: &[Column<'_>], want: &Json) {
 }
 
 fn base_of(code: u64) -> MySqlType {
-    if code == 0 { MySqlType::Unknown } else { MySqlType::from_code(code) }
+    if code == 0 {
+        MySqlType::Unknown
+    } else {
+        MySqlType::from_code(code)
+    }
 }
 
 fn opt_str(v: &Json) -> Option<&str> {
@@ -161,11 +170,8 @@ fn check_event(name: &str, out: &MessageEvents<'_>, e: &Event<'_>, want: &Json) 
             check_columns(name, out.after(e), &want["columns"]);
             check_columns(name, out.before(e), &want["old_columns"]);
             let image = if e.after.is_some() { out.after(e) } else { out.before(e) };
-            let keys: Vec<&str> = image
-                .iter()
-                .filter(|c| c.ty.flags.unwrap() & flag::HANDLE_KEY != 0)
-                .map(|c| c.name.as_ref())
-                .collect();
+            let keys: Vec<&str> =
+                image.iter().filter(|c| c.ty.flags.unwrap() & flag::HANDLE_KEY != 0).map(|c| c.name.as_ref()).collect();
             let got: Vec<&str> = out.keys(e).iter().map(|k| k.as_ref()).collect();
             assert_eq!(got, keys, "{name}: keys");
         }
@@ -175,7 +181,9 @@ fn check_event(name: &str, out: &MessageEvents<'_>, e: &Event<'_>, want: &Json) 
 
 fn options_of(config: &Json) -> EncodeOptions {
     EncodeOptions {
-        delete_only_output_handle_key_columns: config["delete_only_output_handle_key_columns"].as_bool().unwrap_or(false),
+        delete_only_output_handle_key_columns: config["delete_only_output_handle_key_columns"]
+            .as_bool()
+            .unwrap_or(false),
         ..Default::default()
     }
 }
@@ -324,7 +332,8 @@ fn typed_layout() {
         Field::new("g", DataType::Int64, true),
         Field::new("h", DataType::Int32, true),
     ]);
-    let layout = LayoutOptions::Typed { table: TableName::parse("test.t").unwrap(), schema: Arc::new(Schema::new(columns)) };
+    let layout =
+        LayoutOptions::Typed { table: TableName::parse("test.t").unwrap(), schema: Arc::new(Schema::new(columns)) };
     let mut values = v.values.clone();
     values.extend(vector("dml_partition_table.json").unwrap().values); // test.t too, other columns
     let out = batch_decoder(layout, OnError::Raise).decode(&batch(&values)).unwrap();
@@ -453,11 +462,23 @@ fn hostile_messages_are_faults() {
         // An 11-byte varint as the value.
         ("long varint", one_row(&[0x01], 11, &[0xff; 11]), "longer than 10 bytes"),
         // Meta table claims a header larger than the message.
-        ("header past end", assemble(&[0x05, 0x03, 0x01, 0x01, 0x01], &[], &[], &[vec![1000, 0], vec![0]]), "describe more than"),
+        (
+            "header past end",
+            assemble(&[0x05, 0x03, 0x01, 0x01, 0x01], &[], &[], &[vec![1000, 0], vec![0]]),
+            "describe more than",
+        ),
         // Body sizes summing past the size tables.
-        ("body past end", assemble(&[0x05, 0x03, 0x01, 0x01, 0x01], &[], &[], &[vec![5, 0], vec![1 << 40]]), "describe more than"),
+        (
+            "body past end",
+            assemble(&[0x05, 0x03, 0x01, 0x01, 0x01], &[], &[], &[vec![5, 0], vec![1 << 40]]),
+            "describe more than",
+        ),
         // A negative body size.
-        ("negative body", assemble(&[0x05, 0x03, 0x01, 0x01, 0x01], &[], &[], &[vec![5, 0], vec![-1]]), "negative body size"),
+        (
+            "negative body",
+            assemble(&[0x05, 0x03, 0x01, 0x01, 0x01], &[], &[], &[vec![5, 0], vec![-1]]),
+            "negative body size",
+        ),
         // Size tables longer than the message.
         ("trailer too large", vec![0x01, 0x00, 0x7f], "do not fit before the trailer"),
         // A trailer of 11 continuation bytes.
@@ -465,17 +486,37 @@ fn hostile_messages_are_faults() {
         // Schema term id 7 with an empty dictionary.
         ("term id", assemble(&[0x05, 0x03, 0x01, 0x0e, 0x01], &[], &[], &[vec![5, 0], vec![0]]), "invalid term id 7"),
         // Schema term id -2.
-        ("term id -2", assemble(&[0x05, 0x03, 0x01, 0x03, 0x01], &[], &[], &[vec![5, 0], vec![0]]), "invalid term id -2"),
+        (
+            "term id -2",
+            assemble(&[0x05, 0x03, 0x01, 0x03, 0x01], &[], &[], &[vec![5, 0], vec![0]]),
+            "invalid term id -2",
+        ),
         // Unknown event type 9.
-        ("event type", assemble(&[0x05, 0x09, 0x01, 0x01, 0x01], &[], &[], &[vec![5, 0], vec![0]]), "unknown event type 9"),
+        (
+            "event type",
+            assemble(&[0x05, 0x09, 0x01, 0x01, 0x01], &[], &[], &[vec![5, 0], vec![0]]),
+            "unknown event type 9",
+        ),
         // A row without its group size table.
-        ("no group table", assemble(&[0x05, 0x01, 0x01, 0x01, 0x01], &[0x01, 0x00], &[], &[vec![5, 0], vec![2]]), "no column-group size table"),
+        (
+            "no group table",
+            assemble(&[0x05, 0x01, 0x01, 0x01, 0x01], &[0x01, 0x00], &[], &[vec![5, 0], vec![2]]),
+            "no column-group size table",
+        ),
         // No events at all.
         ("no events", assemble(&[], &[], &[], &[vec![0, 0], vec![]]), "no events"),
         // A dictionary declaring 2^31-1 terms.
-        ("term count", assemble(&[0x05, 0x03, 0x01, 0x01, 0x01], &[], &[0xff, 0xff, 0xff, 0xff, 0x07], &[vec![5, 5], vec![0]]), "cannot fit"),
+        (
+            "term count",
+            assemble(&[0x05, 0x03, 0x01, 0x01, 0x01], &[], &[0xff, 0xff, 0xff, 0xff, 0x07], &[vec![5, 5], vec![0]]),
+            "cannot fit",
+        ),
         // A term that is not UTF-8.
-        ("term utf8", assemble(&[0x05, 0x03, 0x01, 0x00, 0x01], &[], &[0x01, 0x01, 0xff], &[vec![5, 3], vec![0]]), "UTF-8"),
+        (
+            "term utf8",
+            assemble(&[0x05, 0x03, 0x01, 0x00, 0x01], &[], &[0x01, 0x01, 0xff], &[vec![5, 3], vec![0]]),
+            "UTF-8",
+        ),
         ("empty", vec![], "end of data"),
         ("version only", vec![0x01], "too short"),
     ];
@@ -521,7 +562,8 @@ fn batches_by_count_and_size() {
 
     // Each row is estimated at 32 + 5 + 1 + 16 bytes: 2 rows exceed 100 bytes.
     let options = EncodeOptions { max_message_bytes: 100, ..Default::default() };
-    let sizes: Vec<usize> = encode_all(&options, &events).iter().map(|r| decode(&r.value).unwrap().events.len()).collect();
+    let sizes: Vec<usize> =
+        encode_all(&options, &events).iter().map(|r| decode(&r.value).unwrap().events.len()).collect();
     assert_eq!(sizes, [2; 20]);
 }
 
@@ -548,7 +590,8 @@ fn groups_that_describe_their_columns_alike_or_not_decode_each_as_written() {
             Value::UInt(v) => *v as i128,
             other => panic!("not a number: {other:?}"),
         };
-        let describe = |c: &[Column<'_>]| c.iter().map(|c| (c.name.to_string(), c.ty.flags, number(&c.value))).collect::<Vec<_>>();
+        let describe =
+            |c: &[Column<'_>]| c.iter().map(|c| (c.name.to_string(), c.ty.flags, number(&c.value))).collect::<Vec<_>>();
         assert_eq!(describe(got), describe(want));
     }
 }
@@ -567,7 +610,10 @@ fn ddl_and_resolved_travel_alone_in_order() {
     let records = encode_all(&EncodeOptions::default(), &events);
     let kinds: Vec<Vec<EventKind>> =
         records.iter().map(|r| decode(&r.value).unwrap().events.iter().map(|e| e.kind).collect()).collect();
-    assert_eq!(kinds, [vec![EventKind::Insert], vec![EventKind::Ddl], vec![EventKind::Insert], vec![EventKind::Watermark]]);
+    assert_eq!(
+        kinds,
+        [vec![EventKind::Insert], vec![EventKind::Ddl], vec![EventKind::Insert], vec![EventKind::Watermark]]
+    );
 
     // A category (Canal-JSON, Simple) becomes TiDB's action code, read from the query.
     let mut created = MessageEvents::default();
@@ -637,29 +683,60 @@ fn arb_column() -> impl Strategy<Value = (u64, u64, Value<'static>)> {
     let int_codes = prop::sample::select(vec![1u64, 2, 3, 8, 9]);
     let string_codes = prop::sample::select(vec![15u64, 254, 249, 250, 251, 252]);
     let text_codes = prop::sample::select(vec![7u64, 10, 11, 12, 245, 246, 225]);
-    let extra_flags = prop::sample::select(vec![0u64, flag::HANDLE_KEY | flag::PRIMARY_KEY, flag::NULLABLE, flag::UNIQUE_KEY]);
+    let extra_flags =
+        prop::sample::select(vec![0u64, flag::HANDLE_KEY | flag::PRIMARY_KEY, flag::NULLABLE, flag::UNIQUE_KEY]);
     prop_oneof![
-        (int_codes.clone(), any::<i64>(), extra_flags.clone()).prop_map(|(c, v, f)| (c, flag::BINARY | f, Value::Int(v))),
-        (int_codes, any::<u64>(), extra_flags.clone())
-            .prop_map(|(c, v, f)| (c, flag::BINARY | flag::UNSIGNED | f, Value::UInt(v))),
+        (int_codes.clone(), any::<i64>(), extra_flags.clone()).prop_map(|(c, v, f)| (
+            c,
+            flag::BINARY | f,
+            Value::Int(v)
+        )),
+        (int_codes, any::<u64>(), extra_flags.clone()).prop_map(|(c, v, f)| (
+            c,
+            flag::BINARY | flag::UNSIGNED | f,
+            Value::UInt(v)
+        )),
         (any::<i16>(), extra_flags.clone()).prop_map(|(v, f)| (13, 0xc1 | f, Value::Int(v as i64))),
-        (any::<f32>().prop_filter("no NaN", |f| !f.is_nan()), extra_flags.clone())
-            .prop_map(|(v, f)| (4, flag::BINARY | f, Value::Float32(v))),
-        (any::<f64>().prop_filter("no NaN", |f| !f.is_nan()), extra_flags.clone())
-            .prop_map(|(v, f)| (5, flag::BINARY | f, Value::Float64(v))),
+        (any::<f32>().prop_filter("no NaN", |f| !f.is_nan()), extra_flags.clone()).prop_map(|(v, f)| (
+            4,
+            flag::BINARY | f,
+            Value::Float32(v)
+        )),
+        (any::<f64>().prop_filter("no NaN", |f| !f.is_nan()), extra_flags.clone()).prop_map(|(v, f)| (
+            5,
+            flag::BINARY | f,
+            Value::Float64(v)
+        )),
         (prop::sample::select(vec![247u64, 248, 16]), any::<u64>()).prop_map(|(c, v)| (c, 0x40, Value::UInt(v))),
         (text_codes, ".{0,12}").prop_map(|(c, s)| (c, 0x41, Value::Text(s.into()))),
         (string_codes.clone(), ".{0,20}", extra_flags.clone()).prop_map(|(c, s, f)| (c, f, Value::Text(s.into()))),
-        (string_codes, prop::collection::vec(any::<u8>(), 0..20), extra_flags)
-            .prop_map(|(c, b, f)| (c, flag::BINARY | f, Value::Bytes(b.into()))),
+        (string_codes, prop::collection::vec(any::<u8>(), 0..20), extra_flags).prop_map(|(c, b, f)| (
+            c,
+            flag::BINARY | f,
+            Value::Bytes(b.into())
+        )),
         prop::sample::select(vec![6u64, 255]).prop_map(|c| (c, 0, Value::Null)),
     ]
 }
 
 #[derive(Debug, Clone)]
 enum Gen {
-    Row { kind: EventKind, ts: u64, schema: String, table: String, partition: i64, after: Vec<(u64, u64, Value<'static>)>, before: Vec<(u64, u64, Value<'static>)> },
-    Ddl { ts: u64, schema: String, table: String, action: u8, query: String },
+    Row {
+        kind: EventKind,
+        ts: u64,
+        schema: String,
+        table: String,
+        partition: i64,
+        after: Vec<(u64, u64, Value<'static>)>,
+        before: Vec<(u64, u64, Value<'static>)>,
+    },
+    Ddl {
+        ts: u64,
+        schema: String,
+        table: String,
+        action: u8,
+        query: String,
+    },
     Resolved(u64),
 }
 
@@ -678,11 +755,8 @@ fn arb_event() -> impl Strategy<Value = Gen> {
         nulls,
     )
         .prop_map(|(kind, ts, schema, table, partition, after, nulls)| {
-            let after: Vec<_> = after
-                .into_iter()
-                .zip(nulls)
-                .map(|(c, null)| if null { (c.0, c.1, Value::Null) } else { c })
-                .collect();
+            let after: Vec<_> =
+                after.into_iter().zip(nulls).map(|(c, null)| if null { (c.0, c.1, Value::Null) } else { c }).collect();
             let before = after.iter().rev().cloned().collect();
             Gen::Row { kind, ts, schema, table, partition, after, before }
         });
@@ -851,7 +925,8 @@ fn typed_views_point_into_the_input() {
         Field::new("s", DataType::Utf8View, true),
         Field::new("b", DataType::BinaryView, true),
     ]);
-    let layout = LayoutOptions::Typed { table: TableName::parse("test.t").unwrap(), schema: Arc::new(Schema::new(columns)) };
+    let layout =
+        LayoutOptions::Typed { table: TableName::parse("test.t").unwrap(), schema: Arc::new(Schema::new(columns)) };
     let out = batch_decoder(layout, OnError::Raise).decode(&input).unwrap();
     assert_eq!(out.num_rows(), 3);
     let input_data = input.column(0).as_binary::<i32>().values().as_ptr();

@@ -109,7 +109,10 @@ fn tidb_show_create_table() {
     assert_eq!(ty("qty"), DataType::Int64);
     assert_eq!(ty("ok"), DataType::Int8);
     assert_eq!(schema.metadata()["primary_key"], r#"["id"]"#);
-    assert_eq!(schema.field_with_name("state").unwrap().metadata()["mysql_type"], "enum('new','paid','it''s done','a,b')");
+    assert_eq!(
+        schema.field_with_name("state").unwrap().metadata()["mysql_type"],
+        "enum('new','paid','it''s done','a,b')"
+    );
 }
 
 /// MySQL spellings that Canal passes through from the user's own DDL.
@@ -162,17 +165,20 @@ fn primary_keys() {
 
 #[test]
 fn names_and_odd_spellings() {
-    let def = parse_create_table("CREATE TABLE `my db`.`my``table` (`select` INT, `key` varchar(3), `int` int)").unwrap();
+    let def =
+        parse_create_table("CREATE TABLE `my db`.`my``table` (`select` INT, `key` varchar(3), `int` int)").unwrap();
     assert_eq!((def.schema.as_str(), def.table.as_str()), ("my db", "my`table"));
     assert_eq!(types(&def), [("select", "int", true), ("key", "varchar(3)", true), ("int", "int", true)]);
-    let def = parse_create_table("create temporary table t (a integer, b numeric(5), c real, d nvarchar(4), e int8)").unwrap();
+    let def = parse_create_table("create temporary table t (a integer, b numeric(5), c real, d nvarchar(4), e int8)")
+        .unwrap();
     assert_eq!(def.schema, "");
     assert_eq!(
         types(&def).iter().map(|t| t.1).collect::<Vec<_>>(),
         ["int", "decimal(5,0)", "double", "varchar(4)", "bigint"]
     );
     // Unusual defaults fall back to name, type and nullability.
-    let def = parse_create_table("create table t (a varchar(4) not null default _utf8mb4'x' comment 'c', b int)").unwrap();
+    let def =
+        parse_create_table("create table t (a varchar(4) not null default _utf8mb4'x' comment 'c', b int)").unwrap();
     assert_eq!(types(&def), [("a", "varchar(4)", false), ("b", "int", true)]);
 }
 
@@ -277,7 +283,10 @@ fn vector_table_definitions() {
             for event in vector["expected"].as_array().into_iter().flatten() {
                 let Some(query) = event["query"].as_str() else { continue };
                 // (The spec documents also show bodiless `create table a` and elided `(...)` examples.)
-                if !query.to_ascii_lowercase().starts_with("create table") || query.contains("...") || !query.contains('(') {
+                if !query.to_ascii_lowercase().starts_with("create table")
+                    || query.contains("...")
+                    || !query.contains('(')
+                {
                     continue;
                 }
                 let query = query.trim_end_matches(';');
@@ -327,7 +336,14 @@ fn typed_decoder(schema: &Schema) -> BatchDecoder {
 fn canal_vector(name: &str) -> Option<Vec<Vec<u8>>> {
     let root = vector_root()?;
     let vector = read_json(&root.join("canal-json").join(name));
-    Some(vector["messages"].as_array().unwrap().iter().map(|m| hex::decode(m["value_hex"].as_str().unwrap()).unwrap()).collect())
+    Some(
+        vector["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| hex::decode(m["value_hex"].as_str().unwrap()).unwrap())
+            .collect(),
+    )
 }
 
 const OTHER_TYPES: &str = "create table test.t (id int primary key, a bool, b bool, c year, d bit(10), e json, \
@@ -359,9 +375,11 @@ fn typed_with_schema_from_ddl_reads_exact_values() {
 fn undeclared_columns_are_dropped_and_missing_ones_null() {
     let Some(messages) = canal_vector("dml_other_types.json") else { return };
     // The declared table lacks e..h and has a column the messages never carry.
-    let schema = parse_create_table("create table test.t (id int primary key, a bool, b bool, c year, d bit(10), extra varchar(5))")
-        .unwrap()
-        .arrow_schema();
+    let schema = parse_create_table(
+        "create table test.t (id int primary key, a bool, b bool, c year, d bit(10), extra varchar(5))",
+    )
+    .unwrap()
+    .arrow_schema();
     let mut decoder = typed_decoder(&schema);
     let out = decoder.decode(&batch(messages)).unwrap();
     assert_eq!(out.num_rows(), 1);
@@ -411,7 +429,9 @@ fn row_message(g: &str, extra: &str) -> Vec<u8> {
 
 #[test]
 fn typed_layout_follows_ddl_in_the_stream() {
-    let schema = parse_create_table("create table test.t (id int primary key, g enum('a','b'), f decimal(10,2))").unwrap().arrow_schema();
+    let schema = parse_create_table("create table test.t (id int primary key, g enum('a','b'), f decimal(10,2))")
+        .unwrap()
+        .arrow_schema();
     let mut decoder = typed_decoder(&schema);
     let messages = vec![
         row_message("2", ""),
@@ -423,7 +443,10 @@ fn typed_layout_follows_ddl_in_the_stream() {
     ];
     let out = decoder.decode(&batch(messages)).unwrap();
     let ops = out.column_by_name("_op").unwrap().as_string::<i32>();
-    assert_eq!((0..ops.len()).map(|i| ops.value(i)).collect::<Vec<_>>(), ["INSERT", "DDL", "INSERT", "DDL", "INSERT", "DDL"]);
+    assert_eq!(
+        (0..ops.len()).map(|i| ops.value(i)).collect::<Vec<_>>(),
+        ["INSERT", "DDL", "INSERT", "DDL", "INSERT", "DDL"]
+    );
     let g = out.column_by_name("g").unwrap().as_string::<i32>();
     assert_eq!((g.value(0), g.value(2), g.value(4)), ("b", "y", "7"));
     let f = out.column_by_name("f").unwrap().as_primitive::<Decimal128Type>();
@@ -434,7 +457,9 @@ fn typed_layout_follows_ddl_in_the_stream() {
 
 #[test]
 fn typed_layout_follows_a_rename_reported_under_the_new_name() {
-    let schema = parse_create_table("create table test.t (id int primary key, g enum('a','b'), f decimal(10,2))").unwrap().arrow_schema();
+    let schema = parse_create_table("create table test.t (id int primary key, g enum('a','b'), f decimal(10,2))")
+        .unwrap()
+        .arrow_schema();
     let mut decoder = typed_decoder(&schema);
     let renamed = |m: Vec<u8>| String::from_utf8(m).unwrap().replace(r#""table":"t""#, r#""table":"t2""#).into_bytes();
     let messages = vec![
@@ -458,7 +483,11 @@ fn typed_layout_learns_members_from_a_create_table_in_the_stream() {
     let schema = Schema::new(vec![Field::new("id", DataType::Int32, true), Field::new("g", DataType::Utf8, true)])
         .with_metadata([("table".to_string(), "test.t".to_string())].into());
     let mut decoder = typed_decoder(&schema);
-    let messages = vec![row_message("1", ""), ddl_message("create table t (id int primary key, g enum('p','q'))"), row_message("1", "")];
+    let messages = vec![
+        row_message("1", ""),
+        ddl_message("create table t (id int primary key, g enum('p','q'))"),
+        row_message("1", ""),
+    ];
     let out = decoder.decode(&batch(messages)).unwrap();
     let g = out.column_by_name("g").unwrap().as_string::<i32>();
     assert_eq!((g.value(0), g.value(2)), ("1", "p"));
@@ -474,7 +503,16 @@ fn inference_prefers_create_table() {
         row_message("1", ""),
     ];
     let table = TableName::parse("test.t").unwrap();
-    let schema = infer_schema(&[batch(messages.clone())], Some(Protocol::CanalJson), &table, Compression::None, "value", "key", &[]).unwrap();
+    let schema = infer_schema(
+        &[batch(messages.clone())],
+        Some(Protocol::CanalJson),
+        &table,
+        Compression::None,
+        "value",
+        "key",
+        &[],
+    )
+    .unwrap();
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     assert_eq!(names, ["id", "g", "f", "h"]);
     assert_eq!(schema.field_with_name("f").unwrap().data_type(), &DataType::Decimal128(10, 2));
@@ -485,8 +523,16 @@ fn inference_prefers_create_table() {
     assert_eq!(g.value(0), "a");
 
     // Without a CREATE TABLE the rows are read as before.
-    let schema =
-        infer_schema(&[batch(vec![row_message("1", "")])], Some(Protocol::CanalJson), &table, Compression::None, "value", "key", &[]).unwrap();
+    let schema = infer_schema(
+        &[batch(vec![row_message("1", "")])],
+        Some(Protocol::CanalJson),
+        &table,
+        Compression::None,
+        "value",
+        "key",
+        &[],
+    )
+    .unwrap();
     assert_eq!(schema.field_with_name("f").unwrap().data_type(), &DataType::Decimal128(38, 1));
 }
 

@@ -42,7 +42,12 @@ impl Vector {
             .as_array()
             .unwrap()
             .iter()
-            .map(|m| (hex::decode(m["key_hex"].as_str().unwrap()).unwrap(), hex::decode(m["value_hex"].as_str().unwrap()).unwrap()))
+            .map(|m| {
+                (
+                    hex::decode(m["key_hex"].as_str().unwrap()).unwrap(),
+                    hex::decode(m["value_hex"].as_str().unwrap()).unwrap(),
+                )
+            })
             .collect()
     }
 
@@ -54,8 +59,10 @@ impl Vector {
             only_output_updated_columns: flag("only_output_updated_columns", false),
             delete_only_output_handle_key_columns: flag("delete_only_output_handle_key_columns", false),
             claim_check_raw_value: flag("claim_check_raw_value", false),
-            large_message_handle: LargeMessageHandle::parse(self.config("large_message_handle_option").as_str().unwrap_or("none"))
-                .unwrap(),
+            large_message_handle: LargeMessageHandle::parse(
+                self.config("large_message_handle_option").as_str().unwrap_or("none"),
+            )
+            .unwrap(),
             ..EncodeOptions::default()
         }
     }
@@ -123,7 +130,8 @@ fn check_columns(what: &str, got: &[Column<'_>], want: &Json, new_row: &[Column<
     }
     // Decoded old images are whole rows: columns the message left out come from the new row.
     for c in got.iter().filter(|c| !want.iter().any(|w| w["name"] == c.name.as_ref())) {
-        let new = new_row.iter().find(|n| n.name == c.name).unwrap_or_else(|| panic!("{what}: extra column {}", c.name));
+        let new =
+            new_row.iter().find(|n| n.name == c.name).unwrap_or_else(|| panic!("{what}: extra column {}", c.name));
         assert_eq!(c.value, new.value, "{what}.{} completed from the new row", c.name);
     }
 }
@@ -139,7 +147,11 @@ fn check_event(what: &str, events: &MessageEvents<'_>, e: &Event<'_>, want: &Jso
             assert_eq!(opt(&e.schema), want_str("schema"), "{what} schema");
             assert_eq!(opt(&e.table), want_str("table"), "{what} table");
             assert_eq!(e.ddl.as_deref(), want["query"].as_str(), "{what} query");
-            assert_eq!(e.ddl_type.as_deref().map(str::to_string), Some(want["ddl_type"].to_string()), "{what} ddl_type");
+            assert_eq!(
+                e.ddl_type.as_deref().map(str::to_string),
+                Some(want["ddl_type"].to_string()),
+                "{what} ddl_type"
+            );
         }
         "row" => {
             let kind = match want["row_type"].as_str().unwrap() {
@@ -256,7 +268,8 @@ fn encode_message(options: &EncodeOptions, events: &MessageEvents<'_>) -> Vec<Re
 /// Everything an event says, in a comparable form (values keep their variants).
 fn describe(events: &MessageEvents<'_>) -> Vec<String> {
     let columns = |cs: &[Column<'_>]| {
-        let mut v: Vec<String> = cs.iter().map(|c| format!("{}:{:?}:{:?}:{:?}", c.name, c.ty.base, c.ty.flags, c.value)).collect();
+        let mut v: Vec<String> =
+            cs.iter().map(|c| format!("{}:{:?}:{:?}:{:?}", c.name, c.ty.base, c.ty.flags, c.value)).collect();
         v.sort();
         v
     };
@@ -302,7 +315,12 @@ fn vectors_reencode() {
                     "{} message {i} key",
                     v.name
                 );
-                assert_eq!(String::from_utf8_lossy(&r.value), String::from_utf8_lossy(value), "{} message {i} value", v.name);
+                assert_eq!(
+                    String::from_utf8_lossy(&r.value),
+                    String::from_utf8_lossy(value),
+                    "{} message {i} value",
+                    v.name
+                );
                 assert_eq!((r.key.as_deref(), &r.value[..]), (Some(&key[..]), &value[..]), "{} message {i}", v.name);
                 exact += 1;
             }
@@ -339,7 +357,8 @@ fn an_encoder_kept_across_tables_writes_what_fresh_ones_do() {
                 let mut from_fresh = Vec::new();
                 fresh.encode(&events, e, &mut from_fresh).unwrap();
                 fresh.flush(&mut from_fresh).unwrap();
-                let values = |r: &[Record]| r.iter().map(|r| String::from_utf8_lossy(&r.value).into_owned()).collect::<Vec<_>>();
+                let values =
+                    |r: &[Record]| r.iter().map(|r| String::from_utf8_lossy(&r.value).into_owned()).collect::<Vec<_>>();
                 assert_eq!(values(&from_kept), values(&from_fresh), "{}", v.name);
                 rows += 1;
             }
@@ -347,7 +366,8 @@ fn an_encoder_kept_across_tables_writes_what_fresh_ones_do() {
     }
     let mut events = sample_row("", 4);
     let mut kept_flags = Vec::new();
-    for flags in [None, Some(flag::HANDLE_KEY | flag::PRIMARY_KEY | flag::BINARY), Some(flag::BINARY | flag::UNSIGNED)] {
+    for flags in [None, Some(flag::HANDLE_KEY | flag::PRIMARY_KEY | flag::BINARY), Some(flag::BINARY | flag::UNSIGNED)]
+    {
         events.columns[0].ty.flags = flags;
         let mut out = Vec::new();
         kept.encode(&events, &events.events[0], &mut out).unwrap();
@@ -369,7 +389,10 @@ fn sample_row<'a>(name_suffix: &str, value_len: usize) -> MessageEvents<'a> {
         ty: ColumnType::new(MySqlType::VarChar),
         // Pseudo-random letters, so that compression cannot shrink a large value below a limit.
         value: Value::Text(
-            (0..value_len as u64).map(|i| (b'a' + (i.wrapping_mul(2654435761) >> 7) as u8 % 26) as char).collect::<String>().into(),
+            (0..value_len as u64)
+                .map(|i| (b'a' + (i.wrapping_mul(2654435761) >> 7) as u8 % 26) as char)
+                .collect::<String>()
+                .into(),
         ),
         at: 0,
     };
@@ -527,7 +550,8 @@ fn malformed_messages_fault_with_offsets() {
 }
 
 fn key_value_batch(messages: &[(Vec<u8>, Vec<u8>)]) -> RecordBatch {
-    let schema = Schema::new(vec![Field::new("key", DataType::Binary, true), Field::new("value", DataType::Binary, true)]);
+    let schema =
+        Schema::new(vec![Field::new("key", DataType::Binary, true), Field::new("value", DataType::Binary, true)]);
     let keys = BinaryArray::from_iter_values(messages.iter().map(|m| &m.0));
     let values = BinaryArray::from_iter_values(messages.iter().map(|m| &m.1));
     RecordBatch::try_new(Arc::new(schema), vec![Arc::new(keys), Arc::new(values)]).unwrap()
@@ -600,24 +624,53 @@ fn gen_column() -> impl Strategy<Value = GenColumn> {
     let nullable = |s: BoxedStrategy<Value<'static>>| prop_oneof![1 => Just(Value::Null), 6 => s].boxed();
     prop_oneof![
         nullable(any::<i64>().prop_map(Value::Int).boxed()).prop_map(|value| GenColumn { code: 8, flags: 0x41, value }),
-        nullable(any::<u64>().prop_map(Value::UInt).boxed()).prop_map(|value| GenColumn { code: 8, flags: 0xC1, value }),
-        nullable(any::<i8>().prop_map(|v| Value::Int(v as i64)).boxed()).prop_map(|value| GenColumn { code: 1, flags: 0x41, value }),
+        nullable(any::<u64>().prop_map(Value::UInt).boxed()).prop_map(|value| GenColumn {
+            code: 8,
+            flags: 0xC1,
+            value
+        }),
+        nullable(any::<i8>().prop_map(|v| Value::Int(v as i64)).boxed()).prop_map(|value| GenColumn {
+            code: 1,
+            flags: 0x41,
+            value
+        }),
         nullable(any::<f32>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::Float32).boxed())
             .prop_map(|value| GenColumn { code: 4, flags: 0x41, value }),
         nullable(any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::Float64).boxed())
             .prop_map(|value| GenColumn { code: 5, flags: 0x41, value }),
-        nullable(text.prop_map(|s| Value::Text(s.into())).boxed()).prop_map(|value| GenColumn { code: 15, flags: 0x40, value }),
-        nullable(text.prop_map(|s| Value::Text(s.into())).boxed()).prop_map(|value| GenColumn { code: 252, flags: 0x40, value }),
+        nullable(text.prop_map(|s| Value::Text(s.into())).boxed()).prop_map(|value| GenColumn {
+            code: 15,
+            flags: 0x40,
+            value
+        }),
+        nullable(text.prop_map(|s| Value::Text(s.into())).boxed()).prop_map(|value| GenColumn {
+            code: 252,
+            flags: 0x40,
+            value
+        }),
         nullable(proptest::collection::vec(any::<u8>(), 0..24).prop_map(|b| Value::Bytes(b.into())).boxed())
             .prop_map(|value| GenColumn { code: 254, flags: 0x41, value }),
         nullable(proptest::collection::vec(any::<u8>(), 0..24).prop_map(|b| Value::Bytes(b.into())).boxed())
             .prop_map(|value| GenColumn { code: 251, flags: 0x41, value }),
-        nullable("-?[0-9]{1,6}\\.[0-9]{2}".prop_map(|s| Value::Text(s.into())).boxed())
-            .prop_map(|value| GenColumn { code: 246, flags: 0x41, value }),
-        nullable(any::<u64>().prop_map(Value::UInt).boxed()).prop_map(|value| GenColumn { code: 16, flags: 0xC1, value }),
-        nullable((1u64..10).prop_map(Value::UInt).boxed()).prop_map(|value| GenColumn { code: 247, flags: 0x40, value }),
-        nullable("2[0-9]{3}-0[1-9]-1[0-9] 0[0-9]:[0-5][0-9]:00(\\.[0-9]{6})?".prop_map(|s| Value::Text(s.into())).boxed())
-            .prop_map(|value| GenColumn { code: 12, flags: 0x41, value }),
+        nullable("-?[0-9]{1,6}\\.[0-9]{2}".prop_map(|s| Value::Text(s.into())).boxed()).prop_map(|value| GenColumn {
+            code: 246,
+            flags: 0x41,
+            value
+        }),
+        nullable(any::<u64>().prop_map(Value::UInt).boxed()).prop_map(|value| GenColumn {
+            code: 16,
+            flags: 0xC1,
+            value
+        }),
+        nullable((1u64..10).prop_map(Value::UInt).boxed()).prop_map(|value| GenColumn {
+            code: 247,
+            flags: 0x40,
+            value
+        }),
+        nullable(
+            "2[0-9]{3}-0[1-9]-1[0-9] 0[0-9]:[0-5][0-9]:00(\\.[0-9]{6})?".prop_map(|s| Value::Text(s.into())).boxed()
+        )
+        .prop_map(|value| GenColumn { code: 12, flags: 0x41, value }),
     ]
 }
 
@@ -663,7 +716,8 @@ fn gen_event() -> impl Strategy<Value = GenEvent> {
 fn build(gen: &[GenEvent]) -> MessageEvents<'static> {
     let mut events = MessageEvents::default();
     for g in gen {
-        let kind = [EventKind::Insert, EventKind::Update, EventKind::Delete, EventKind::Ddl, EventKind::Watermark][g.kind as usize];
+        let kind = [EventKind::Insert, EventKind::Update, EventKind::Delete, EventKind::Ddl, EventKind::Watermark]
+            [g.kind as usize];
         let mut e = Event::new(kind, g.ts);
         match kind {
             EventKind::Watermark => {}
@@ -773,7 +827,16 @@ fn typed_layout_of_vectors() {
     let Some(v) = vector("dml_large_insert") else { return };
     let batch = vector_batch(&v);
     let table = TableName::parse("test.t").unwrap();
-    let schema = infer_schema(std::slice::from_ref(&batch), Some(Protocol::Open), &table, Compression::None, "value", "key", &[]).unwrap();
+    let schema = infer_schema(
+        std::slice::from_ref(&batch),
+        Some(Protocol::Open),
+        &table,
+        Compression::None,
+        "value",
+        "key",
+        &[],
+    )
+    .unwrap();
     let layout = LayoutOptions::Typed { table, schema: Arc::new(schema) };
     let out = batch_decoder(layout, Compression::None, None).decode(&batch).unwrap();
     assert_eq!(out.num_rows(), 1);
@@ -801,7 +864,9 @@ fn typed_layout_of_compressed_and_claim_checked_vectors() {
     let batch = vector_batch(&v);
     let table = TableName::parse("test.t").unwrap();
     let full = vector("dml_large_insert_lz4").unwrap();
-    let schema = infer_schema(&[vector_batch(&full)], Some(Protocol::Open), &table, Compression::Lz4, "value", "key", &[]).unwrap();
+    let schema =
+        infer_schema(&[vector_batch(&full)], Some(Protocol::Open), &table, Compression::Lz4, "value", "key", &[])
+            .unwrap();
     let layout = LayoutOptions::Typed { table, schema: Arc::new(schema) };
     let out = batch_decoder(layout, Compression::Lz4, Some(dir.clone())).decode(&batch).unwrap();
     assert_eq!(out.num_rows(), 1);

@@ -15,7 +15,11 @@ use ticdc_rs::{BatchDecoder, Compression, DecodeOptions};
 
 fn canal_vectors() -> Vec<Json> {
     let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors/canal-json");
-    let dir = if shared.is_dir() { shared } else { PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/canal-json") };
+    let dir = if shared.is_dir() {
+        shared
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/canal-json")
+    };
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let v: Json = serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap()).unwrap();
@@ -110,7 +114,16 @@ fn typed_batches_survive_canal_json_encoding() {
             continue;
         };
         let input = value_batch(&values(&vector));
-        let schema = infer_schema(std::slice::from_ref(&input), Some(Protocol::CanalJson), &table, compression, "value", "key", &[]).unwrap();
+        let schema = infer_schema(
+            std::slice::from_ref(&input),
+            Some(Protocol::CanalJson),
+            &table,
+            compression,
+            "value",
+            "key",
+            &[],
+        )
+        .unwrap();
         let typed = |compression| DecodeOptions {
             protocol: Some(Protocol::CanalJson),
             compression,
@@ -119,14 +132,19 @@ fn typed_batches_survive_canal_json_encoding() {
         };
         let decoded = BatchDecoder::new(typed(compression)).unwrap().decode(&input).unwrap();
         let options = EncodeOptions { enable_tidb_extension: true, ..Default::default() };
-        let encoded = BatchEncoder::new(Protocol::CanalJson, options).unwrap().encode(&decoded).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let encoded = BatchEncoder::new(Protocol::CanalJson, options)
+            .unwrap()
+            .encode(&decoded)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         let again = BatchDecoder::new(typed(Compression::None)).unwrap().decode(&encoded).unwrap();
         for field in schema.fields() {
             let column = field.name();
             assert_eq!(
                 decoded.column_by_name(column).unwrap().as_ref(),
                 again.column_by_name(column).unwrap().as_ref(),
-                "{name}: column {column}: {:?} vs {:?}", decoded.column_by_name(column).unwrap(), again.column_by_name(column).unwrap()
+                "{name}: column {column}: {:?} vs {:?}",
+                decoded.column_by_name(column).unwrap(),
+                again.column_by_name(column).unwrap()
             );
         }
         checked += 1;

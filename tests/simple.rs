@@ -162,10 +162,11 @@ fn normalise_value(c: &Column<'_>) -> Json {
 
 fn values_match(got: &Json, want: &Json, float32: bool) -> bool {
     match (got, want) {
-        (Json::Number(g), Json::Number(w)) if float32 => {
-            g.as_f64().map(|g| g as f32) == w.as_f64().map(|w| w as f32)
+        (Json::Number(g), Json::Number(w)) if float32 => g.as_f64().map(|g| g as f32) == w.as_f64().map(|w| w as f32),
+        (Json::Number(g), Json::Number(w)) => {
+            g.to_string().parse::<f64>().ok() == w.to_string().parse::<f64>().ok()
+                && (g.is_f64() || w.is_f64() || g == w)
         }
-        (Json::Number(g), Json::Number(w)) => g.to_string().parse::<f64>().ok() == w.to_string().parse::<f64>().ok() && (g.is_f64() || w.is_f64() || g == w),
         _ => got == want,
     }
 }
@@ -178,7 +179,11 @@ fn compare_columns(name: &str, got: &[Column<'_>], want: &Json) {
         let g = got.iter().find(|c| c.name == col).unwrap_or_else(|| panic!("{name}: column {col} missing"));
         assert_eq!(g.ty.base.code() as u64, w["type"].as_u64().unwrap(), "{name}: column {col} type code");
         let value = normalise_value(g);
-        assert!(values_match(&value, &w["value"], g.ty.base.code() == 4), "{name}: column {col}: {value} != {}", w["value"]);
+        assert!(
+            values_match(&value, &w["value"], g.ty.base.code() == 4),
+            "{name}: column {col}: {value} != {}",
+            w["value"]
+        );
     }
 }
 
@@ -298,7 +303,8 @@ fn encode_options(v: &Json) -> EncodeOptions {
     EncodeOptions {
         compression: compression_of(v),
         enable_row_checksum: checksum_on(v),
-        large_message_handle: LargeMessageHandle::parse(c["large_message_handle_option"].as_str().unwrap_or("none")).unwrap(),
+        large_message_handle: LargeMessageHandle::parse(c["large_message_handle_option"].as_str().unwrap_or("none"))
+            .unwrap(),
         send_bootstrap: false,
         timezone: c["time_zone"].as_str().unwrap_or("UTC").into(),
         build_ts: Some(BUILD_TS),
@@ -389,7 +395,8 @@ fn vectors_encode_back() {
 }
 
 fn batch(values: &[Vec<u8>]) -> RecordBatch {
-    let schema = Schema::new(vec![Field::new("value", DataType::Binary, true), Field::new("offset", DataType::Int64, false)]);
+    let schema =
+        Schema::new(vec![Field::new("value", DataType::Binary, true), Field::new("offset", DataType::Int64, false)]);
     let array = BinaryArray::from_iter_values(values.iter());
     let offsets = arrow_array::Int64Array::from_iter_values((0..values.len() as i64).map(|i| 100 + i));
     RecordBatch::try_new(Arc::new(schema), vec![Arc::new(array), Arc::new(offsets)]).unwrap()
@@ -452,7 +459,13 @@ fn own_schema() -> TableSchema {
             col("day", "date", 10, None, false, true),
             col("kind", "enum", 1, None, false, true),
         ],
-        indexes: vec![IndexSchema { name: "PRIMARY".into(), unique: true, primary: true, nullable: false, columns: vec!["id".into()] }],
+        indexes: vec![IndexSchema {
+            name: "PRIMARY".into(),
+            unique: true,
+            primary: true,
+            nullable: false,
+            columns: vec!["id".into()],
+        }],
     }
 }
 
@@ -691,7 +704,9 @@ fn envelope_and_typed_layouts() {
 
         // Inference takes the exact definition from the BOOTSTRAP.
         let name = TableName::parse("shop.orders").unwrap();
-        let schema = infer_schema(std::slice::from_ref(&input), Some(protocol), &name, Compression::None, "value", "key", &[]).unwrap();
+        let schema =
+            infer_schema(std::slice::from_ref(&input), Some(protocol), &name, Compression::None, "value", "key", &[])
+                .unwrap();
         assert_eq!(schema.field_with_name("price").unwrap().data_type(), &DataType::Decimal128(12, 2));
         let layout = LayoutOptions::Typed { table: name, schema: Arc::new(schema) };
         let out = decoder(protocol, OnError::Raise, |o| o.layout = layout).decode(&input).unwrap();
@@ -761,7 +776,9 @@ fn arb_values() -> impl Strategy<Value = Vec<Value<'static>>> {
         any::<i64>(),
         proptest::option::of(any::<u32>()),
         proptest::option::of(any::<u64>()),
-        proptest::option::of((-99_999_999_999i64..99_999_999_999).prop_map(|v| format!("{}.{:02}", v / 100, (v % 100).abs()))),
+        proptest::option::of(
+            (-99_999_999_999i64..99_999_999_999).prop_map(|v| format!("{}.{:02}", v / 100, (v % 100).abs())),
+        ),
         proptest::option::of(any::<f32>().prop_filter("finite", |f| f.is_finite())),
         proptest::option::of(any::<f64>().prop_filter("finite", |f| f.is_finite())),
         proptest::option::of(".{0,20}"),

@@ -155,9 +155,9 @@ const NAMES: [&str; 14] = [
 ];
 
 const WORDS: [&str; 24] = [
-    "order", "shipped", "customer", "requested", "express", "delivery", "warehouse", "Berlin", "café",
-    "naïve", "résumé", "東京", "返品", "\"gift\"", "wrap", "<b>urgent</b>", "&", "invoice", "paid",
-    "pending", "refund", "coupon", "size:XL", "color=blue",
+    "order", "shipped", "customer", "requested", "express", "delivery", "warehouse", "Berlin", "café", "naïve",
+    "résumé", "東京", "返品", "\"gift\"", "wrap", "<b>urgent</b>", "&", "invoice", "paid", "pending", "refund",
+    "coupon", "size:XL", "color=blue",
 ];
 
 const TAGS: [&str; 6] = ["vip", "new", "promo", "b2b", "retail", "ü-tag"];
@@ -401,7 +401,8 @@ pub fn reencoded(protocol: Protocol, messages: &[Vec<u8>]) -> RecordBatch {
     encoder.flush(&mut records).expect("the last batch encodes");
     let keys = BinaryArray::from_iter(records.iter().map(|r| r.key.as_deref()));
     let values = BinaryArray::from_iter_values(records.iter().map(|r| r.value.as_slice()));
-    let schema = Schema::new(vec![Field::new("key", DataType::Binary, true), Field::new("value", DataType::Binary, true)]);
+    let schema =
+        Schema::new(vec![Field::new("key", DataType::Binary, true), Field::new("value", DataType::Binary, true)]);
     RecordBatch::try_new(Arc::new(schema), vec![Arc::new(keys), Arc::new(values)]).expect("two binary columns")
 }
 

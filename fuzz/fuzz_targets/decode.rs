@@ -81,7 +81,8 @@ fuzz_target!(|data: &[u8]| {
 
     // The typed layout of the first table a row names, with the schema inferred from the input.
     let Some(table) = envelope.iter().find_map(|b| {
-        let (ops, schemas, tables) = (b.column_by_name("_op")?, b.column_by_name("_schema")?, b.column_by_name("_table")?);
+        let (ops, schemas, tables) =
+            (b.column_by_name("_op")?, b.column_by_name("_schema")?, b.column_by_name("_table")?);
         let (ops, schemas, tables) = (ops.as_string::<i32>(), schemas.as_string::<i32>(), tables.as_string::<i32>());
         (0..b.num_rows()).find_map(|i| {
             let row = matches!(ops.value(i), "INSERT" | "UPDATE" | "DELETE");

@@ -10,12 +10,13 @@ for those engines. All decoding happens in Rust; Arrow crosses over through the 
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 
 from ticdc_rs._changes import ReplayError
-from ticdc_rs._schema import ArrowSchema, spark_ddl
+from ticdc_rs._schema import ArrowSchema
 from ticdc_rs._ticdc_rs import DecodeError, EncodeError, NativeDecoder, NativeEncoder, __version__
 from ticdc_rs._ticdc_rs import infer_schema as _infer_schema
 from ticdc_rs._ticdc_rs import schema_from_ddl as _schema_from_ddl
@@ -216,7 +217,8 @@ def infer_schema(
             flat.extend(b.to_batches())
         else:
             flat.append(b)
-    native = _infer_schema(flat, protocol, table, compression, key_column, value_column, _table_schema_texts(table_schemas))
+    texts = _table_schema_texts(table_schemas)
+    native = _infer_schema(flat, protocol, table, compression, key_column, value_column, texts)
     return pa.schema(native)
 
 

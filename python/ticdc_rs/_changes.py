@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
 
 ROW_OPS = ("INSERT", "UPDATE", "DELETE")
 # A DDL that ends every row of the table: TRUNCATE TABLE, DROP TABLE, DROP DATABASE/SCHEMA.

@@ -16,7 +16,7 @@ class ArrowSchema(str):
 
     arrow: pa.Schema
 
-    def __new__(cls, schema: pa.Schema) -> "ArrowSchema":
+    def __new__(cls, schema: pa.Schema) -> ArrowSchema:
         self = super().__new__(cls, spark_ddl(schema))
         self.arrow = schema
         return self

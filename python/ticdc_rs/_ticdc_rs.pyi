@@ -1,9 +1,8 @@
 """Type stubs for the private native module. Use the public `ticdc_rs` package instead."""
 
+from collections.abc import Sequence
 from os import PathLike
-from typing import Any, Sequence, final
-
-from typing_extensions import Self
+from typing import Any, Self, final
 
 __all__ = [
     "DecodeError",

@@ -16,10 +16,9 @@ carried onto the events as `_partition`, `_offset`, ... .
 
 from __future__ import annotations
 
-import json
 import weakref
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 import polars as pl
 import pyarrow as pa
@@ -227,7 +226,8 @@ def _changes(events: pl.DataFrame, keys: list[str], limit: int | None, after: in
         old = {c: pl.coalesce(pl.col("_before").struct.field(c), pl.col(c)) for c in columns}
         moved = pl.any_horizontal([old[k] != pl.col(k) for k in keys])
         is_move = (pl.col("_op") == "UPDATE") & pl.col("_before").is_not_null() & moved
-        parts.append(rows.filter(is_move).select(*[old[c].alias(c) for c in columns], pl.lit(True).alias(DELETED), *tail))
+        removed = rows.filter(is_move).select(*[old[c].alias(c) for c in columns], pl.lit(True).alias(DELETED), *tail)
+        parts.append(removed)
     return _in_change_order(pl.concat(parts, how="vertical"))
 
 

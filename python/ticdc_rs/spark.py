@@ -15,8 +15,7 @@ every micro-batch; `table_schemas=` gives the decoders the schemas already seen,
 
 from __future__ import annotations
 
-import json
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, Window
@@ -34,7 +33,6 @@ from ticdc_rs._changes import (
     VALID_FROM,
     VALID_TO,
     ApplyState,
-    ReplayError,
     check_as_of,
     consistent_ts,
     recorded_key,
@@ -193,7 +191,7 @@ def replay(events: DataFrame, keys: Sequence[str] | None = None, *, as_of: str |
     columns = table_columns(events.columns)
     keys = resolve_keys(keys, _recorded_keys(events), columns)
     check_as_of(as_of)
-    limit = None if as_of == "end" else snapshot_ts(events, partitions) if as_of == "watermark" else as_of
+    limit = None if as_of == "end" else snapshot_ts(events, partitions) if as_of == "watermark" else int(as_of)
     resets = events.where(_is_reset())
     if limit is not None:
         resets = resets.where(F.col(COMMIT_TS) <= limit)
@@ -252,7 +250,7 @@ def apply(events: DataFrame, target: str, keys: Sequence[str] | None = None, *, 
     committed (a micro-batch re-run after a failure). Give each query writing one target its own
     `app_id`.
     """
-    from delta.tables import DeltaTable
+    import delta.tables  # noqa: F401  (fails here, before any work, when delta-spark is missing)
 
     spark = events.sparkSession
     columns = table_columns(events.columns)
@@ -302,7 +300,8 @@ class _session_conf:
     """SQL confs set for the duration of a block, then restored."""
 
     def __init__(self, spark, conf: dict[str, str]):
-        self.spark, self.conf, self.saved = spark, conf, {}
+        self.spark, self.conf = spark, conf
+        self.saved: dict[str, str | None] = {}
 
     def __enter__(self):
         for k, v in self.conf.items():

@@ -52,9 +52,7 @@ impl BatchEncoder {
         read_events(batch, self.zone, &mut events, &mut rows).map_err(|e| EncodeError::usage(name, e))?;
         let mut records = Vec::new();
         for (event, &row) in events.events.iter().zip(&rows) {
-            self.encoder
-                .encode(&events, event, &mut records)
-                .map_err(|f| EncodeError::at_row(name, row, f))?;
+            self.encoder.encode(&events, event, &mut records).map_err(|f| EncodeError::at_row(name, row, f))?;
         }
         self.encoder.flush(&mut records).map_err(|f| EncodeError::usage(name, f.reason))?;
         self.to_batch(&records)

@@ -116,8 +116,11 @@ impl Layout for EnvelopeLayout {
     /// The batch's columns; each builder starts the next batch with room for as much as this
     /// one took (see the typed layout's `finish_and_presize`).
     fn finish(&mut self) -> Vec<ArrayRef> {
-        let (after, before, types) =
-            (presized_text_map(&mut self.after), presized_text_map(&mut self.before), presized_text_map(&mut self.types));
+        let (after, before, types) = (
+            presized_text_map(&mut self.after),
+            presized_text_map(&mut self.before),
+            presized_text_map(&mut self.types),
+        );
         let keys = ListBuilder::with_capacity(presized_text(self.keys.values()), self.keys.len());
         let flags = MapBuilder::with_capacity(
             map_names(),

@@ -38,11 +38,35 @@ pub fn arrow_type(desc: &TypeDescription, scale_hint: Option<u32>) -> DataType {
     use MySqlType::*;
     let u = desc.unsigned;
     match desc.base {
-        TinyInt => if u { DataType::Int16 } else { DataType::Int8 },
-        SmallInt => if u { DataType::Int32 } else { DataType::Int16 },
+        TinyInt => {
+            if u {
+                DataType::Int16
+            } else {
+                DataType::Int8
+            }
+        }
+        SmallInt => {
+            if u {
+                DataType::Int32
+            } else {
+                DataType::Int16
+            }
+        }
         MediumInt => DataType::Int32,
-        Int => if u { DataType::Int64 } else { DataType::Int32 },
-        BigInt => if u { DataType::Decimal128(20, 0) } else { DataType::Int64 },
+        Int => {
+            if u {
+                DataType::Int64
+            } else {
+                DataType::Int32
+            }
+        }
+        BigInt => {
+            if u {
+                DataType::Decimal128(20, 0)
+            } else {
+                DataType::Int64
+            }
+        }
         Year => DataType::Int16,
         Float => DataType::Float32,
         Double => DataType::Float64,
@@ -108,8 +132,14 @@ fn widen(earlier: DataType, later: DataType) -> DataType {
         return later;
     }
     match (digits(&earlier), digits(&later)) {
-        (Some((p1, 0)), Some((p2, 0))) if !matches!(earlier, D::Decimal128(..)) && !matches!(later, D::Decimal128(..)) => {
-            if p1 > p2 { earlier } else { later }
+        (Some((p1, 0)), Some((p2, 0)))
+            if !matches!(earlier, D::Decimal128(..)) && !matches!(later, D::Decimal128(..)) =>
+        {
+            if p1 > p2 {
+                earlier
+            } else {
+                later
+            }
         }
         (Some((p1, s1)), Some((p2, s2))) => {
             let scale = s1.max(s2);
@@ -179,7 +209,11 @@ pub fn infer_schema(
             };
             let Some(proto) = proto else { continue };
             if !codecs.iter().any(|(p, _)| *p == proto) {
-                let options = crate::codec::CodecOptions { compression, table_schemas: table_schemas.to_vec(), ..Default::default() };
+                let options = crate::codec::CodecOptions {
+                    compression,
+                    table_schemas: table_schemas.to_vec(),
+                    ..Default::default()
+                };
                 let Some(codec) = proto.codec(&options) else { continue };
                 codecs.push((proto, codec));
             }
@@ -197,7 +231,9 @@ pub fn infer_schema(
                 }
             }
             for e in events.events.iter().filter(|e| e.kind.is_row()) {
-                if e.schema.as_deref() != Some(table.schema.as_str()) || e.table.as_deref() != Some(table.table.as_str()) {
+                if e.schema.as_deref() != Some(table.schema.as_str())
+                    || e.table.as_deref() != Some(table.table.as_str())
+                {
                     continue;
                 }
                 let named = || Some(events.keys(e).iter().map(|k| k.to_string()).collect::<Vec<_>>());
@@ -237,12 +273,16 @@ pub fn infer_schema(
     }
     if seen.is_empty() {
         let failed = first_failure.map(|e| format!(" (messages failed to decode; the first: {e})")).unwrap_or_default();
-        return Err(DecodeError::usage(name, format!("no row of {}.{} in the sample{failed}", table.schema, table.table)));
+        return Err(DecodeError::usage(
+            name,
+            format!("no row of {}.{} in the sample{failed}", table.schema, table.table),
+        ));
     }
     let fields: Vec<Field> = seen
         .iter()
         .map(|s| {
-            let data_type = s.types.iter().map(|(desc, _)| arrow_type(desc, s.scale)).reduce(widen).unwrap_or(DataType::Utf8);
+            let data_type =
+                s.types.iter().map(|(desc, _)| arrow_type(desc, s.scale)).reduce(widen).unwrap_or(DataType::Utf8);
             let text = s.types.last().map(|(_, t)| t.clone()).filter(|t| !t.is_empty() && t != "unknown");
             let metadata = text.map(|t| HashMap::from([(MYSQL_TYPE_KEY.to_string(), t)])).unwrap_or_default();
             Field::new(&s.name, data_type, true).with_metadata(metadata)

@@ -194,7 +194,9 @@ impl MetaBuilder {
         self.handle_key_only.append_value(false);
         self.message.append_value(message as i64);
         let e = self.errors.as_mut().expect("error rows exist only when collecting errors");
-        let fits = |b: &BinaryBuilder, raw: Option<&[u8]>| ensure_room("", b.values_slice().len(), raw.map_or(0, <[u8]>::len)).is_ok();
+        let fits = |b: &BinaryBuilder, raw: Option<&[u8]>| {
+            ensure_room("", b.values_slice().len(), raw.map_or(0, <[u8]>::len)).is_ok()
+        };
         let (key_fits, value_fits) = (fits(&e.raw_key, key), fits(&e.raw_value, value));
         let reason_fits = ensure_room("", e.error.values_slice().len(), reason.len() + 64).is_ok();
         match (key_fits && value_fits, reason_fits) {

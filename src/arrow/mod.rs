@@ -158,7 +158,10 @@ pub enum LayoutOptions {
     Envelope,
     /// One table's columns, as `schema` declares them (types per the contract); the output
     /// schema carries its metadata (`primary_key`), so that typed output re-encodes with its keys.
-    Typed { table: TableName, schema: SchemaRef },
+    Typed {
+        table: TableName,
+        schema: SchemaRef,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -264,7 +267,11 @@ impl<'a> Bytes<'a> {
     fn get(&self, i: usize) -> Option<&'a [u8]> {
         macro_rules! value {
             ($a:expr, $v:expr) => {
-                if $a.is_null(i) { None } else { Some($v) }
+                if $a.is_null(i) {
+                    None
+                } else {
+                    Some($v)
+                }
             };
         }
         match self {
@@ -311,7 +318,8 @@ impl BatchDecoder {
         let layout: Box<dyn Layout> = match &options.layout {
             LayoutOptions::Envelope => Box::new(envelope::EnvelopeLayout::default()),
             LayoutOptions::Typed { table, schema } => Box::new(
-                typed::TypedLayout::new(table.clone(), schema.fields(), zone).map_err(|e| DecodeError::usage(name, e))?,
+                typed::TypedLayout::new(table.clone(), schema.fields(), zone)
+                    .map_err(|e| DecodeError::usage(name, e))?,
             ),
         };
         let metadata = match &options.layout {
@@ -584,7 +592,8 @@ impl BatchDecoder {
         if size > MAX_MESSAGE_BYTES as u64 {
             return Err(Fault::new(0, format!("claim-check file {} is too large", path.display())));
         }
-        let bytes = std::fs::read(&path).map_err(|e| Fault::new(0, format!("claim-check file {}: {e}", path.display())))?;
+        let bytes =
+            std::fs::read(&path).map_err(|e| Fault::new(0, format!("claim-check file {}: {e}", path.display())))?;
         Ok(parse_claim_check_envelope(&bytes).unwrap_or((None, bytes)))
     }
 
@@ -616,7 +625,8 @@ impl BatchDecoder {
         let rows = columns[0].len();
         let earlier_rows = std::mem::take(&mut self.earlier_rows);
         if !self.options.carry.is_empty() {
-            let messages = columns[self.schema.index_of("_message").expect("meta column")].as_primitive::<arrow_array::types::Int64Type>();
+            let messages = columns[self.schema.index_of("_message").expect("meta column")]
+                .as_primitive::<arrow_array::types::Int64Type>();
             let mut indices: Vec<Option<u32>> = messages.values().iter().map(|&m| Some(m as u32)).collect();
             for (range, _) in &earlier_rows {
                 indices[range.clone()].fill(None);
@@ -630,8 +640,12 @@ impl BatchDecoder {
         for (_, origin) in &earlier_rows {
             self.held_carry.remove(origin);
         }
-        RecordBatch::try_new_with_options(self.schema.clone(), columns, &RecordBatchOptions::new().with_row_count(Some(rows)))
-            .map_err(|e| DecodeError::usage(self.protocol_name(), format!("internal: {e}")))
+        RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(rows)),
+        )
+        .map_err(|e| DecodeError::usage(self.protocol_name(), format!("internal: {e}")))
     }
 }
 
@@ -641,8 +655,9 @@ impl BatchDecoder {
         let usage = |reason: String| DecodeError::usage(self.protocol_name(), reason);
         let mut out = Vec::with_capacity(self.options.carry.len());
         for f in &self.options.carry {
-            let source =
-                input.column_by_name(f.name()).ok_or_else(|| usage(format!("input has no carry column {:?}", f.name())))?;
+            let source = input
+                .column_by_name(f.name())
+                .ok_or_else(|| usage(format!("input has no carry column {:?}", f.name())))?;
             let taken = arrow_select::take::take(source.as_ref(), indices, None)
                 .and_then(|a| arrow_cast::cast(&a, f.data_type()))
                 .map_err(|e| usage(format!("carry column {:?}: {e}", f.name())))?;
@@ -652,7 +667,11 @@ impl BatchDecoder {
     }
 
     /// Puts the kept carried values of messages from earlier batches onto their rows.
-    fn with_earlier_carry(&self, carried: Vec<ArrayRef>, earlier_rows: &[(Range<usize>, Origin)]) -> Result<Vec<ArrayRef>> {
+    fn with_earlier_carry(
+        &self,
+        carried: Vec<ArrayRef>,
+        earlier_rows: &[(Range<usize>, Origin)],
+    ) -> Result<Vec<ArrayRef>> {
         if earlier_rows.is_empty() {
             return Ok(carried);
         }

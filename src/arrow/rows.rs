@@ -183,16 +183,13 @@ impl<'a> Images<'a> {
             Some(a) => {
                 let s = a.as_struct_opt().ok_or("column _before must be a struct")?;
                 let DataType::Struct(fields) = a.data_type() else { unreachable!("checked") };
-                let cols = fields.iter().zip(s.columns()).map(|(f, a)| TypedColumn::new(f, a)).collect::<Result<_, _>>()?;
+                let cols =
+                    fields.iter().zip(s.columns()).map(|(f, a)| TypedColumn::new(f, a)).collect::<Result<_, _>>()?;
                 Some((s, cols))
             }
             None => None,
         };
-        let keys = schema
-            .metadata()
-            .get(PRIMARY_KEY_KEY)
-            .map(|k| parse_name_list(k))
-            .unwrap_or_default();
+        let keys = schema.metadata().get(PRIMARY_KEY_KEY).map(|k| parse_name_list(k)).unwrap_or_default();
         Ok(Images::Typed { columns, before, keys })
     }
 
@@ -287,7 +284,13 @@ fn flag_entries(map: &MapArray, row: usize) -> Vec<(&str, u64)> {
 
 fn column_type<'a>(text: &'a str) -> ColumnType<'a> {
     let desc = TypeDescription::parse(text);
-    ColumnType { base: desc.base, unsigned: desc.unsigned, binary: desc.binary, text: Some(Cow::Borrowed(text)), flags: None }
+    ColumnType {
+        base: desc.base,
+        unsigned: desc.unsigned,
+        binary: desc.binary,
+        text: Some(Cow::Borrowed(text)),
+        flags: None,
+    }
 }
 
 fn envelope_image<'a>(
@@ -341,7 +344,13 @@ impl<'a> TypedColumn<'a> {
                     .to_string(),
             ),
         };
-        Ok(TypedColumn { name: field.name(), array, desc: TypeDescription::parse(&text), text, nullable: field.is_nullable() })
+        Ok(TypedColumn {
+            name: field.name(),
+            array,
+            desc: TypeDescription::parse(&text),
+            text,
+            nullable: field.is_nullable(),
+        })
     }
 }
 
@@ -476,7 +485,9 @@ fn typed_value<'a>(c: &TypedColumn<'a>, row: usize, zone: ServerZone) -> Result<
 }
 
 fn int_value(c: &TypedColumn<'_>, v: i64) -> Value<'static> {
-    if (c.desc.unsigned || matches!(c.desc.base, MySqlType::Bit | MySqlType::Year | MySqlType::Enum | MySqlType::Set)) && v >= 0 {
+    if (c.desc.unsigned || matches!(c.desc.base, MySqlType::Bit | MySqlType::Year | MySqlType::Enum | MySqlType::Set))
+        && v >= 0
+    {
         Value::UInt(v as u64)
     } else {
         Value::Int(v)

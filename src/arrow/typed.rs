@@ -112,9 +112,7 @@ impl ColumnSpec {
             D::Float64 => (Target::Float64, D::Float64),
             D::Date32 => (Target::Date, D::Date32),
             D::Timestamp(_, None) => (Target::DateTime, D::Timestamp(TimeUnit::Microsecond, None)),
-            D::Timestamp(_, Some(tz)) => {
-                (Target::Timestamp, D::Timestamp(TimeUnit::Microsecond, Some(tz.clone())))
-            }
+            D::Timestamp(_, Some(tz)) => (Target::Timestamp, D::Timestamp(TimeUnit::Microsecond, Some(tz.clone()))),
             D::Duration(_) => (Target::Time, D::Duration(TimeUnit::Microsecond)),
             D::Utf8 | D::LargeUtf8 => (Target::Text, D::Utf8),
             D::Utf8View => (Target::Text, D::Utf8View),
@@ -507,7 +505,12 @@ impl TypedLayout {
             table,
             fields: specs
                 .into_iter()
-                .map(|spec| TypedField { row: ColumnBuilder::new(&spec), before: ColumnBuilder::new(&spec), spec, filled: 0 })
+                .map(|spec| TypedField {
+                    row: ColumnBuilder::new(&spec),
+                    before: ColumnBuilder::new(&spec),
+                    spec,
+                    filled: 0,
+                })
                 .collect(),
             before_valid: Vec::new(),
             before_nulls_due: 0,

@@ -128,7 +128,9 @@ impl Hint {
     fn of(ty: &ColumnType<'_>, code: i64) -> Option<Hint> {
         use MySqlType as T;
         match (ty.base, code) {
-            (T::TinyInt, jdbc::SMALLINT) | (T::SmallInt, jdbc::INTEGER) | (T::Int, jdbc::BIGINT)
+            (T::TinyInt, jdbc::SMALLINT)
+            | (T::SmallInt, jdbc::INTEGER)
+            | (T::Int, jdbc::BIGINT)
             | (T::BigInt, jdbc::DECIMAL)
                 if !ty.unsigned =>
             {
@@ -252,12 +254,7 @@ impl Codec for CanalJsonCodec {
         Protocol::CanalJson
     }
 
-    fn decode<'a>(
-        &mut self,
-        _key: Option<&'a [u8]>,
-        value: &'a [u8],
-        out: &mut MessageEvents<'a>,
-    ) -> FaultResult<()> {
+    fn decode<'a>(&mut self, _key: Option<&'a [u8]>, value: &'a [u8], out: &mut MessageEvents<'a>) -> FaultResult<()> {
         let mut cur = JsonCursor::new(value)?;
         if cur.at_end() {
             return Err(cur.fault("empty message"));
@@ -273,11 +270,7 @@ impl Codec for CanalJsonCodec {
 }
 
 impl CanalJsonCodec {
-    fn decode_object<'a>(
-        &mut self,
-        cur: &mut JsonCursor<'a>,
-        out: &mut MessageEvents<'a>,
-    ) -> FaultResult<()> {
+    fn decode_object<'a>(&mut self, cur: &mut JsonCursor<'a>, out: &mut MessageEvents<'a>) -> FaultResult<()> {
         let mut types = recycle(std::mem::take(&mut self.types));
         let result = self.decode_object_with(cur, &mut types, out);
         self.types = recycle(types);
@@ -339,7 +332,11 @@ impl CanalJsonCodec {
                     let at = cur.offset();
                     if !cur.null()? {
                         cur.skip_value()?;
-                        if key == "data" { h.data_at = Some(at) } else { h.old_at = Some(at) }
+                        if key == "data" {
+                            h.data_at = Some(at)
+                        } else {
+                            h.old_at = Some(at)
+                        }
                     }
                 }
                 "_tidb" => read_tidb(cur, &mut h)?,
@@ -447,10 +444,7 @@ fn read_key_names<'a>(cur: &mut JsonCursor<'a>, out: &mut MessageEvents<'a>) -> 
     Ok(start..out.keys.len())
 }
 
-fn read_types<'a>(
-    cur: &mut JsonCursor<'a>,
-    types: &mut Vec<Declared<'a>>,
-) -> FaultResult<()> {
+fn read_types<'a>(cur: &mut JsonCursor<'a>, types: &mut Vec<Declared<'a>>) -> FaultResult<()> {
     if cur.null()? {
         return Ok(());
     }
@@ -540,7 +534,12 @@ fn lookup_type<'t, 'a>(types: &'t [Declared<'a>], name: &str, position: usize) -
 
 /// Reads a column value into `out` (null until then). Stored rather than returned: a returned
 /// `Result<Value, _>` travels through memory and stalled the caller's copy of it.
-fn read_value<'a>(cur: &mut JsonCursor<'a>, ty: &ColumnType<'a>, raw_text: bool, out: &mut Value<'a>) -> FaultResult<()> {
+fn read_value<'a>(
+    cur: &mut JsonCursor<'a>,
+    ty: &ColumnType<'a>,
+    raw_text: bool,
+    out: &mut Value<'a>,
+) -> FaultResult<()> {
     match cur.peek() {
         Some(b'n') => {
             cur.null()?;

@@ -68,7 +68,8 @@ impl CanalJsonEncoder {
             return Ok(());
         }
         let limit = self.options.max_message_bytes;
-        let too_large = |len: usize| Fault::new(0, format!("canal-json message of {len} bytes exceeds max-message-bytes {limit}"));
+        let too_large =
+            |len: usize| Fault::new(0, format!("canal-json message of {len} bytes exceeds max-message-bytes {limit}"));
         if !self.options.enable_tidb_extension && self.options.large_message_handle != LargeMessageHandle::None {
             return Err(Fault::new(0, "large-message-handle needs enable-tidb-extension for canal-json"));
         }
@@ -79,7 +80,11 @@ impl CanalJsonEncoder {
                 self.row_message(events, event, form)?
             }
             LargeMessageHandle::ClaimCheck => {
-                let dir = self.options.claim_check_dir.clone().ok_or_else(|| Fault::new(0, "claim-check needs a claim_check_dir"))?;
+                let dir = self
+                    .options
+                    .claim_check_dir
+                    .clone()
+                    .ok_or_else(|| Fault::new(0, "claim-check needs a claim_check_dir"))?;
                 let body = claim_check_body(None, &value, self.options.claim_check_raw_value);
                 let location = store_claim_check(&dir, &body)?;
                 let form = RowForm { only_handle_key: true, mark_only_handle_key: false, claim_check: Some(&location) };
@@ -93,7 +98,12 @@ impl CanalJsonEncoder {
         Ok(())
     }
 
-    fn row_message(&mut self, events: &MessageEvents<'_>, event: &Event<'_>, form: RowForm<'_>) -> FaultResult<Vec<u8>> {
+    fn row_message(
+        &mut self,
+        events: &MessageEvents<'_>,
+        event: &Event<'_>,
+        form: RowForm<'_>,
+    ) -> FaultResult<Vec<u8>> {
         let keys = events.keys(event);
         // `delete-only-output-handle-key-columns`: DELETEs carry the key alone, with no marker.
         let form = RowForm {
@@ -152,7 +162,10 @@ impl CanalJsonEncoder {
                 s.push_str(",\"old\":");
                 let unchanged = |c: &Column<'_>| {
                     self.only_updated
-                        && after.iter().find(|n| n.name == c.name).is_some_and(|n| n.ty.base == c.ty.base && same_value(n, c))
+                        && after
+                            .iter()
+                            .find(|n| n.name == c.name)
+                            .is_some_and(|n| n.ty.base == c.ty.base && same_value(n, c))
                 };
                 write_image(&mut s, before.iter().filter(keep).filter(|c| !unchanged(c)), !before.is_empty())?;
                 s.push_str(",\"data\":");
@@ -293,7 +306,14 @@ fn value_text(c: &Column<'_>) -> FaultResult<Option<String>> {
         Value::Text(t) => match c.ty.base {
             // ENUM/SET names (from a typed Arrow column) back to TiCDC's index and bitmask.
             MySqlType::Enum | MySqlType::Set if t.parse::<u64>().is_err() => member_number(c, t).ok_or_else(|| {
-                Fault::new(c.at, format!("column {}: {t:?} is not a member of {}", c.name, c.ty.text.as_deref().unwrap_or("the type")))
+                Fault::new(
+                    c.at,
+                    format!(
+                        "column {}: {t:?} is not a member of {}",
+                        c.name,
+                        c.ty.text.as_deref().unwrap_or("the type")
+                    ),
+                )
             })?,
             _ => t.to_string(),
         },
@@ -375,7 +395,9 @@ fn java_type(c: &Column<'_>) -> Result<i32, String> {
         Value::Null => return Ok(base),
         Value::UInt(v) => *v,
         Value::Int(v) => u64::try_from(*v).map_err(|_| format!("column {}: unsigned value {v} is negative", c.name))?,
-        Value::Text(t) => t.parse::<u64>().map_err(|_| format!("column {}: unsigned value {t:?} is not a number", c.name))?,
+        Value::Text(t) => {
+            t.parse::<u64>().map_err(|_| format!("column {}: unsigned value {t:?} is not a number", c.name))?
+        }
         _ => return Err(format!("column {}: unexpected value for an unsigned integer", c.name)),
     };
     Ok(match ty.base {

@@ -6,8 +6,8 @@
 //! policy, message indexes — live in the batch driver ([`crate::arrow::BatchDecoder`]).
 
 pub mod canal_json;
-pub mod craft;
 pub mod canal_json_encode;
+pub mod craft;
 pub mod large;
 pub mod open;
 pub mod simple;
@@ -152,7 +152,12 @@ pub struct CodecOptions {
 
 impl Default for CodecOptions {
     fn default() -> Self {
-        CodecOptions { compression: Compression::None, verify_checksum: false, max_pending: 100_000, table_schemas: Vec::new() }
+        CodecOptions {
+            compression: Compression::None,
+            verify_checksum: false,
+            max_pending: 100_000,
+            table_schemas: Vec::new(),
+        }
     }
 }
 
@@ -162,12 +167,7 @@ pub trait Codec: Send + Sync {
 
     /// Reads one message, appending its events to `out`. On a fault `out` may hold part of the
     /// message; the caller discards it.
-    fn decode<'a>(
-        &mut self,
-        key: Option<&'a [u8]>,
-        value: &'a [u8],
-        out: &mut MessageEvents<'a>,
-    ) -> FaultResult<()>;
+    fn decode<'a>(&mut self, key: Option<&'a [u8]>, value: &'a [u8], out: &mut MessageEvents<'a>) -> FaultResult<()>;
 
     /// The definition of a table this codec has learnt from the stream (Simple's BOOTSTRAP and
     /// DDL messages), for schema inference.
@@ -421,7 +421,11 @@ mod tests {
     /// base64 and Go-unquoted values, reads each message as a fresh one does.
     #[test]
     fn recycled_value_buffers_read_every_message_as_a_fresh_one() {
-        let cases = [(Protocol::CanalJson, canal as fn(&str) -> Message), (Protocol::Open, open), (Protocol::SimpleJson, simple)];
+        let cases = [
+            (Protocol::CanalJson, canal as fn(&str) -> Message),
+            (Protocol::Open, open),
+            (Protocol::SimpleJson, simple),
+        ];
         for (protocol, message) in cases {
             let mut messages: Vec<_> = TEXTS.iter().chain(TEXTS.iter().rev()).map(|t| message(t)).collect();
             if protocol == Protocol::SimpleJson {

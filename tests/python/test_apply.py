@@ -57,7 +57,8 @@ def engine(request, tmp_path):
         spark = request.getfixturevalue("spark")
 
         def apply(frame, **kw):
-            return ts.apply(spark.createDataFrame(frame.to_arrow(compat_level=pl.CompatLevel.oldest())), target, keys=["id"], **kw)
+            df = spark.createDataFrame(frame.to_arrow(compat_level=pl.CompatLevel.oldest()))
+            return ts.apply(df, target, keys=["id"], **kw)
 
     def read():
         table = pl.from_arrow(DeltaTable(target).to_pyarrow_table())
@@ -116,6 +117,8 @@ def test_replay_says_when_there_is_no_key():
 
 
 def test_rows_that_carry_only_the_handle_key_cannot_be_replayed():
-    frame = events(ins(1, 1)).with_columns(pl.lit(True).alias("_handle_key_only"), pl.lit(None, pl.String).alias("_claim_check"))
+    frame = events(ins(1, 1)).with_columns(
+        pl.lit(True).alias("_handle_key_only"), pl.lit(None, pl.String).alias("_claim_check")
+    )
     with pytest.raises(ReplayError, match="handle key"):
         tp.replay(frame, keys=["id"])

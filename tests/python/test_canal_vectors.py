@@ -7,10 +7,10 @@ import json
 
 import pyarrow as pa
 import pytest
-
-import ticdc_rs
 from conftest import load_vector, vector_files
 from vector_expect import same_text, typed_value
+
+import ticdc_rs
 
 VECTORS = vector_files("canal-json")
 
@@ -74,7 +74,7 @@ def test_envelope(path, tmp_path):
     rows = ticdc_rs.Decoder("canal-json", **options).decode(batch).to_pylist()
     expected = vector["expected"]
     assert len(rows) == len(expected)
-    for row, want in zip(rows, expected):
+    for row, want in zip(rows, expected, strict=True):
         assert row["_commit_ts"] == want["commit_ts"]
         if want["type"] == "resolved":
             assert row["_op"] == "WATERMARK"
@@ -124,7 +124,7 @@ def test_typed(path, tmp_path):
 
     expected = [e for e in vector["expected"] if concerns_table(e)]
     assert len(rows) == len(expected)
-    for row, want in zip(rows, expected):
+    for row, want in zip(rows, expected, strict=True):
         if want["type"] != "row":
             continue
         image = want["columns"] if want["columns"] is not None else want["old_columns"]

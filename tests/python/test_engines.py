@@ -9,11 +9,11 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import load_vector, vector_files
 
 import ticdc_rs
 import ticdc_rs.polars
 import ticdc_rs.spark
-from conftest import load_vector, vector_files
 
 TSO = 449543017000000000
 

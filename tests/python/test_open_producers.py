@@ -21,7 +21,8 @@ TEXTS = ["中文字符", "😀 emoji", "Ünïcödé <b>&</b>", "line\u2028sep", 
 def go_json(value) -> str:
     """`encoding/json` as tiflow uses it: compact, raw UTF-8, `<>&` and U+2028/2029 escaped."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    escapes = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+    for raw, escaped in escapes:
         text = text.replace(raw, escaped)
     return text
 
@@ -29,7 +30,7 @@ def go_json(value) -> str:
 def frame(keys: list[dict], values: list[dict | None]) -> tuple[bytes, bytes]:
     key = struct.pack(">Q", 1)
     value = b""
-    for k, v in zip(keys, values):
+    for k, v in zip(keys, values, strict=True):
         k_bytes = go_json(k).encode()
         v_bytes = b"" if v is None else go_json(v).encode()
         key += struct.pack(">Q", len(k_bytes)) + k_bytes
@@ -136,7 +137,9 @@ def test_empty_row_items_have_no_event_and_spare_their_batch():
     new = {"id": {"t": 3, "h": True, "f": 11, "v": 1}}
     key, value = frame(keys, [{"u": new}, {}, {"u": new}])
     bad_key, bad_value = frame(keys[:1], [{"x": 1}])
-    batch = pa.record_batch({"key": pa.array([key, bad_key], pa.binary()), "value": pa.array([value, bad_value], pa.binary())})
+    batch = pa.record_batch(
+        {"key": pa.array([key, bad_key], pa.binary()), "value": pa.array([value, bad_value], pa.binary())}
+    )
     out = ticdc_rs.Decoder("open", on_error="collect").decode(batch).to_pylist()
     assert [(r["_op"], r["_commit_ts"], r["_message"]) for r in out] == [
         ("INSERT", 450000000000000000, 0), ("INSERT", 450000000000000002, 0), ("ERROR", 0, 1)]

@@ -9,10 +9,10 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from test_engines import TSO, canal_message, watermark
 
 import ticdc_rs
 import ticdc_rs.polars
-from test_engines import TSO, canal_message, watermark
 
 ROWS = 40
 
@@ -49,7 +49,7 @@ def dump_of(protocol: str, events: pa.RecordBatch, path, **options) -> str:
 
 
 def changes(rows) -> list[tuple]:
-    return sorted((r["_op"], r["_commit_ts"], tuple(sorted((r["_after"] or []))), tuple(sorted(r["_before"] or [])))
+    return sorted((r["_op"], r["_commit_ts"], tuple(sorted(r["_after"] or [])), tuple(sorted(r["_before"] or [])))
                   for r in rows if r["_op"] in ("INSERT", "UPDATE", "DELETE"))
 
 
@@ -84,7 +84,8 @@ def test_spark_simple_rows_before_their_bootstrap_in_other_batches(spark, events
     assert len(bootstrap) == 1
     path = tmp_path / "late_bootstrap.parquet"
     stream = rest + bootstrap
-    pq.write_table(pa.table({"value": pa.array(stream, pa.binary()), "offset": pa.array(range(len(stream)), pa.int64())}), path)
+    table = pa.table({"value": pa.array(stream, pa.binary()), "offset": pa.array(range(len(stream)), pa.int64())})
+    pq.write_table(table, path)
 
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")
     try:
@@ -110,8 +111,8 @@ def test_simple_rows_held_across_batches_keep_their_own_carried_columns(events, 
     values = encoded.column("value").to_pylist()
     is_bootstrap = [ticdc_rs.Decoder(protocol).decode(pa.record_batch({"value": pa.array([v], pa.binary())}))
                     .column("_op").to_pylist() == ["BOOTSTRAP"] for v in values]
-    rest = [v for v, b in zip(values, is_bootstrap) if not b]
-    bootstrap = [v for v, b in zip(values, is_bootstrap) if b]
+    rest = [v for v, b in zip(values, is_bootstrap, strict=True) if not b]
+    bootstrap = [v for v, b in zip(values, is_bootstrap, strict=True) if b]
     dec = ticdc_rs.Decoder(protocol, carry=["offset"])
 
     def batch(vals, first_offset):
@@ -188,7 +189,8 @@ def test_decode_encode_decode_round_trip(protocol, layout):
     extension = {"enable_tidb_extension": True} if protocol == "canal-json" else {}
     encoded = ticdc_rs.Encoder(protocol, **extension).encode(source)
     again = ticdc_rs.Decoder(protocol, **typed).decode(encoded)
-    rows = lambda b: [{k: r[k] for k in TYPED_COLUMNS} for r in b.to_pylist() if r["_op"] != "BOOTSTRAP"]
+    def rows(b):
+        return [{k: r[k] for k in TYPED_COLUMNS} for r in b.to_pylist() if r["_op"] != "BOOTSTRAP"]
     assert rows(again) == rows(reference)
 
 
@@ -283,7 +285,8 @@ def test_temporal_columns_survive_every_encoder(protocol):
     encoded = ticdc_rs.Encoder(protocol, **extension).encode(reference)
     again = ticdc_rs.Decoder(protocol, **typed).decode(encoded)
     columns = ["_op", "id", "d", "dt", "ts", "t", "y"]
-    rows = lambda b: [{k: r[k] for k in columns} for r in b.to_pylist() if r["_op"] != "BOOTSTRAP"]
+    def rows(b):
+        return [{k: r[k] for k in columns} for r in b.to_pylist() if r["_op"] != "BOOTSTRAP"]
     assert rows(again) == rows(reference)
     assert len(rows(reference)) == 3
 

@@ -12,11 +12,11 @@ import re
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-
-import ticdc_rs
 from conftest import load_vector, vector_files
 from test_canal_vectors import check_image, claim_check_bodies, decoder_options, messages_batch
 from vector_expect import typed_value
+
+import ticdc_rs
 
 VECTORS = [p for d in ("open", "craft", "simple") for p in vector_files(d)]
 ALL_VECTORS = VECTORS + vector_files("canal-json")
@@ -44,7 +44,8 @@ def check_envelope_row(row: dict, want: dict, vector: dict):
     elif kind == "ddl":
         assert row["_op"] == "DDL", what
         assert row["_ddl"] == want["query"], what
-        ddl_type = want["ddl_type"] if want.get("ddl_type") is not None and vector["protocol"] in ("open", "craft") else want.get("ddl_kind")
+        action_code = want.get("ddl_type") is not None and vector["protocol"] in ("open", "craft")
+        ddl_type = want["ddl_type"] if action_code else want.get("ddl_kind")
         assert row["_ddl_type"] == (None if ddl_type is None else str(ddl_type)), what
     else:
         assert row["_op"] == want["row_type"].upper(), what
@@ -90,7 +91,7 @@ def test_envelope(path, tmp_path):
     rows = ticdc_rs.Decoder(protocol, **options).decode(batch).to_pylist()
     expected = emitted(vector)
     assert len(rows) == len(expected)
-    for row, want in zip(rows, expected):
+    for row, want in zip(rows, expected, strict=True):
         check_envelope_row(row, want, vector)
 
 
@@ -129,7 +130,7 @@ def test_typed(path, tmp_path):
     rows = [r for r in dec.decode(batch).to_pylist() if r["_op"] in ("INSERT", "UPDATE", "DELETE")]
     expected = rows_of_table(emitted(vector), (first["schema"], first["table"]))
     assert len(rows) == len(expected)
-    for row, want in zip(rows, expected):
+    for row, want in zip(rows, expected, strict=True):
         image = want["columns"] if want["columns"] is not None else want["old_columns"]
         for c in image:
             field = schema.field(c["name"])
@@ -163,14 +164,17 @@ def encoder_options(vector: dict) -> dict:
     return options
 
 
-COMPARED = ("_op", "_commit_ts", "_schema", "_table", "_partition_id", "_ddl", "_ddl_type", "_after", "_before", "_handle_key_only")
+COMPARED = ("_op", "_commit_ts", "_schema", "_table", "_partition_id", "_ddl", "_ddl_type", "_after", "_before",
+            "_handle_key_only")
 
 
 def comparable(rows):
     return [{k: r.get(k) for k in COMPARED} for r in rows]
 
 
-ENCODABLE = [p for p in ALL_VECTORS if not load_vector(p).get("expected_error") and not load_vector(p).get("claim_check_files")]
+ENCODABLE = [
+    p for p in ALL_VECTORS if not load_vector(p).get("expected_error") and not load_vector(p).get("claim_check_files")
+]
 
 
 # The spec's Simple examples have DML that references the schema version of a DDL's

@@ -119,6 +119,6 @@ def test_history_holds_the_model_table_at_every_tso(protocol, seed, tmp_path_fac
     versions = pl.DataFrame(DeltaTable(str(target)).to_pyarrow_table())
     assert as_rows(versions.filter("_is_current")) == rows_of(work.final)
     for ts, table in work.snapshots:
-        valid = versions.filter((pl.col("_valid_from") <= ts) & (pl.col("_valid_to").is_null() | (pl.col("_valid_to") > ts))
-                                & ~pl.col("_deleted"))
+        current_then = pl.col("_valid_to").is_null() | (pl.col("_valid_to") > ts)
+        valid = versions.filter((pl.col("_valid_from") <= ts) & current_then & ~pl.col("_deleted"))
         assert as_rows(valid) == rows_of(table), ts

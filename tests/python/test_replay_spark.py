@@ -14,7 +14,6 @@ import ticdc_rs.spark as ts
 from ticdc_rs import ReplayError
 
 
-
 def spark_events(spark, messages, protocol):
     return ts.decode(spark.createDataFrame(messages), protocol, layout="typed", table=TABLE, schema=SCHEMA,
                      **decoder_options(protocol))

@@ -9,20 +9,21 @@ import pickle
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from test_protocol_engines import ROWS, events  # noqa: F401  (the module-scoped fixture)
 
 import ticdc_rs
 import ticdc_rs.spark
-from test_protocol_engines import ROWS, events  # noqa: F401  (the module-scoped fixture)
 
 SIMPLE = ["simple-json", "simple-avro"]
 DML = ("INSERT", "UPDATE", "DELETE")
 
 
-def split_bootstrap(protocol: str, events: pa.RecordBatch) -> tuple[list[bytes], list[bytes]]:
+def split_bootstrap(protocol: str, stream: pa.RecordBatch) -> tuple[list[bytes], list[bytes]]:
     """The encoded stream's BOOTSTRAP messages, and the rest."""
-    values = ticdc_rs.Encoder(protocol).encode(events).column("value").to_pylist()
+    values = ticdc_rs.Encoder(protocol).encode(stream).column("value").to_pylist()
     ops = [ticdc_rs.Decoder(protocol).decode(batch_of([v])).column("_op").to_pylist() for v in values]
-    return [v for v, o in zip(values, ops) if o == ["BOOTSTRAP"]], [v for v, o in zip(values, ops) if o != ["BOOTSTRAP"]]
+    bootstrap = [v for v, o in zip(values, ops, strict=True) if o == ["BOOTSTRAP"]]
+    return bootstrap, [v for v, o in zip(values, ops, strict=True) if o != ["BOOTSTRAP"]]
 
 
 def batch_of(values: list[bytes]) -> pa.RecordBatch:

@@ -33,7 +33,8 @@ def same_text(expected_col: dict, got: str | None) -> bool:
         if got is None:
             return False
         if expected_col.get("type") == FLOAT:
-            f32 = lambda x: struct.unpack("f", struct.pack("f", x))[0]
+            def f32(x):
+                return struct.unpack("f", struct.pack("f", x))[0]
             return f32(float(got)) == f32(want)
         return float(got) == want
     return want == got
@@ -84,7 +85,7 @@ def typed_value(expected_col: dict, field: pa.Field):
         return dt.date.fromisoformat(v.replace("/", "-"))
     if pa.types.is_timestamp(t):
         ts = dt.datetime.fromisoformat(v.replace("/", "-"))
-        return ts.replace(tzinfo=dt.timezone.utc) if t.tz else ts
+        return ts.replace(tzinfo=dt.UTC) if t.tz else ts
     if pa.types.is_duration(t):
         return _time(v)
     if pa.types.is_list(t):

@@ -30,7 +30,10 @@ impl<'a> Cursor<'a> {
     /// A cursor over `data[start..end]`, or a fault when that window is not inside `data`.
     pub fn window(data: &'a [u8], start: usize, end: usize, what: &str) -> FaultResult<Self> {
         if start > end || end > data.len() {
-            return Err(Fault::new(start.min(data.len()), format!("{what} spans bytes {start}..{end}, outside the {}-byte message", data.len())));
+            return Err(Fault::new(
+                start.min(data.len()),
+                format!("{what} spans bytes {start}..{end}, outside the {}-byte message", data.len()),
+            ));
         }
         Ok(Cursor { data, pos: start, end })
     }
@@ -78,7 +81,8 @@ impl<'a> Cursor<'a> {
     /// Skips the next bytes when they repeat `earlier` (a range of the same message) exactly.
     pub fn skip_repeat(&mut self, earlier: std::ops::Range<usize>) -> bool {
         let n = earlier.len();
-        let repeats = n <= self.remaining() && self.data.get(earlier).is_some_and(|e| e == &self.data[self.pos..self.pos + n]);
+        let repeats =
+            n <= self.remaining() && self.data.get(earlier).is_some_and(|e| e == &self.data[self.pos..self.pos + n]);
         if repeats {
             self.pos += n;
         }

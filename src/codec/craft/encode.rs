@@ -152,7 +152,10 @@ impl CraftEncoder {
     fn stage_group(&mut self, kind: u8, columns: &[Column<'_>], keys: &[Text<'_>], only_keys: bool) -> FaultResult<()> {
         self.kept.clear();
         for (i, c) in columns.iter().enumerate() {
-            let flags = c.ty.flags.unwrap_or_else(|| c.ty.ticdc_flags(keys.iter().any(|k| same_name(k.as_bytes(), c.name.as_bytes()))));
+            let flags = c
+                .ty
+                .flags
+                .unwrap_or_else(|| c.ty.ticdc_flags(keys.iter().any(|k| same_name(k.as_bytes(), c.name.as_bytes()))));
             if !only_keys || flags & flag::HANDLE_KEY != 0 {
                 self.kept.push((i, flags));
             }
@@ -345,7 +348,10 @@ fn stage_column_names(b: &mut Batch, columns: &[Column<'_>], kept: &[(usize, u64
     if let Some(prev) = b.groups.last() {
         let prev_names = &b.names[prev.names.clone()];
         let same = prev_names.len() == kept.len()
-            && prev_names.iter().zip(kept).all(|(s, &(i, _))| same_name(&b.text[s.clone()], columns[i].name.as_bytes()));
+            && prev_names
+                .iter()
+                .zip(kept)
+                .all(|(s, &(i, _))| same_name(&b.text[s.clone()], columns[i].name.as_bytes()));
         if same {
             return prev.names.clone();
         }

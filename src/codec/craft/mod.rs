@@ -149,9 +149,10 @@ impl Codec for CraftCodec {
                     out.events.push(ev);
                 }
                 EVENT_ROW => {
-                    let group_sizes = self.tables.get(FIRST_GROUP_TABLE + i).map(|r| &self.sizes[r.clone()]).ok_or_else(|| {
-                        Fault::new(tables_start, format!("no column-group size table for row event {i}"))
-                    })?;
+                    let group_sizes =
+                        self.tables.get(FIRST_GROUP_TABLE + i).map(|r| &self.sizes[r.clone()]).ok_or_else(|| {
+                            Fault::new(tables_start, format!("no column-group size table for row event {i}"))
+                        })?;
                     let mut ev = Event::new(EventKind::Insert, ts);
                     ev.schema = schema;
                     ev.table = table;
@@ -203,9 +204,10 @@ impl CraftCodec {
         }
         let available = (tables_start - start) as u64;
         let mut total = 0u64;
-        for (what, size) in [("header", header), ("dictionary", dictionary)].into_iter().chain(
-            self.sizes[body_sizes.clone()].iter().map(|&s| ("body", s)),
-        ) {
+        for (what, size) in [("header", header), ("dictionary", dictionary)]
+            .into_iter()
+            .chain(self.sizes[body_sizes.clone()].iter().map(|&s| ("body", s)))
+        {
             let size = u64::try_from(size).map_err(|_| fault(format!("negative {what} size {size}")))?;
             total = total.saturating_add(size);
             if total > available {
@@ -221,7 +223,8 @@ impl CraftCodec {
     fn read_size_tables(&mut self, value: &[u8], start: usize) -> FaultResult<usize> {
         self.sizes.clear();
         self.tables.clear();
-        let (len, trailer) = cursor::reversed_uvarint(&value[start..]).map_err(|f| Fault::new(f.offset + start, f.reason))?;
+        let (len, trailer) =
+            cursor::reversed_uvarint(&value[start..]).map_err(|f| Fault::new(f.offset + start, f.reason))?;
         let trailer_at = value.len() - trailer;
         if len > i32::MAX as u64 {
             return Err(Fault::new(trailer_at, format!("size tables length {len} is greater than max int32")));
@@ -383,9 +386,8 @@ impl<'t, 'a> GroupReader<'t, 'a> {
     /// Reads one column group (after its type byte) into `out.columns`, returning its range.
     fn read(&mut self, cur: &mut Cursor<'a>, out: &mut MessageEvents<'a>) -> FaultResult<Range<usize>> {
         let m = cur.count(MIN_COLUMN_BYTES, "column count")?;
-        let repeated = !self.description.is_empty()
-            && self.described.len() == m
-            && cur.skip_repeat(self.description.clone());
+        let repeated =
+            !self.description.is_empty() && self.described.len() == m && cur.skip_repeat(self.description.clone());
         if !repeated {
             let at = cur.offset();
             self.read_description(cur, m)?;
@@ -463,7 +465,11 @@ fn decode_value<'a>(ty: &ColumnType<'a>, bytes: &'a [u8], at: usize, out: &mut V
     use MySqlType as T;
     let mut cur = Cursor::window(bytes, 0, bytes.len(), "value")?;
     let whole = |cur: &Cursor<'_>| {
-        if cur.is_empty() { Ok(()) } else { Err(Fault::new(at + cur.offset(), "trailing bytes after a number value")) }
+        if cur.is_empty() {
+            Ok(())
+        } else {
+            Err(Fault::new(at + cur.offset(), "trailing bytes after a number value"))
+        }
     };
     let relocate = |f: Fault| Fault::new(at + f.offset, f.reason);
     match ty.base {
@@ -492,8 +498,19 @@ fn decode_value<'a>(ty: &ColumnType<'a>, bytes: &'a [u8], at: usize, out: &mut V
             *out = Value::Bytes(Cow::Borrowed(bytes));
             Ok(())
         }
-        T::Date | T::DateTime | T::Timestamp | T::Time | T::Json | T::Decimal | T::Vector | T::Char | T::VarChar
-        | T::TinyText | T::Text | T::MediumText | T::LongText => {
+        T::Date
+        | T::DateTime
+        | T::Timestamp
+        | T::Time
+        | T::Json
+        | T::Decimal
+        | T::Vector
+        | T::Char
+        | T::VarChar
+        | T::TinyText
+        | T::Text
+        | T::MediumText
+        | T::LongText => {
             *out = Value::Text(Cow::Borrowed(utf8(bytes, at)?));
             Ok(())
         }

@@ -15,7 +15,9 @@ use super::{gotext, read_u64, BATCH_VERSION, TYPE_DDL, TYPE_RESOLVED, TYPE_ROW};
 use crate::arrow::Compression;
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{flag, push_empty_column, same_name, Column, ColumnType, Event, EventKind, MessageEvents, SpareBuffers, Text, Value};
+use crate::event::{
+    flag, push_empty_column, same_name, Column, ColumnType, Event, EventKind, MessageEvents, SpareBuffers, Text, Value,
+};
 use crate::json::JsonCursor;
 use crate::mysql::MySqlType;
 
@@ -43,15 +45,10 @@ impl Codec for OpenCodec {
         Protocol::Open
     }
 
-    fn decode<'a>(
-        &mut self,
-        key: Option<&'a [u8]>,
-        value: &'a [u8],
-        out: &mut MessageEvents<'a>,
-    ) -> FaultResult<()> {
+    fn decode<'a>(&mut self, key: Option<&'a [u8]>, value: &'a [u8], out: &mut MessageEvents<'a>) -> FaultResult<()> {
         let key = key.ok_or_else(|| Fault::new(0, "open protocol message without a key"))?;
-        let version = read_u64(key, 0)
-            .ok_or_else(|| Fault::new(0, "key shorter than its 8-byte version header (in the key)"))?;
+        let version =
+            read_u64(key, 0).ok_or_else(|| Fault::new(0, "key shorter than its 8-byte version header (in the key)"))?;
         if version != BATCH_VERSION {
             return Err(Fault::new(0, format!("unexpected key format version {version} (in the key)")));
         }
@@ -59,7 +56,10 @@ impl Codec for OpenCodec {
         let mut values = Items { buf: value, pos: 0, side: "value" };
         while let Some(key_item) = keys.next()? {
             let value_item = values.next()?.ok_or_else(|| {
-                Fault::new(value.len(), format!("the value has fewer items than the key (key item at byte {})", key_item.0))
+                Fault::new(
+                    value.len(),
+                    format!("the value has fewer items than the key (key item at byte {})", key_item.0),
+                )
             })?;
             self.decode_event(key_item, value_item, out)?;
         }
@@ -194,17 +194,22 @@ impl OpenCodec {
             }
             TYPE_ROW => {
                 let images = match self.compression {
-                    Compression::None => {
-                        read_row(item, value_at, &mut self.headers, &mut out.columns, &mut out.spare).map_err(at_base(value_at, "value"))?
-                    }
+                    Compression::None => read_row(item, value_at, &mut self.headers, &mut out.columns, &mut out.spare)
+                        .map_err(at_base(value_at, "value"))?,
                     compression => {
                         let plain = inflate(compression, item, value_at)?;
                         let mut local = Vec::new();
-                        let images = read_row(&plain, value_at, &mut self.headers, &mut local, &mut out.spare).map_err(inflated_fault(value_at))?;
+                        let images = read_row(&plain, value_at, &mut self.headers, &mut local, &mut out.spare)
+                            .map_err(inflated_fault(value_at))?;
                         let shift = out.columns.len();
                         out.columns.extend(local.into_iter().map(|c| owned_column(c, value_at)));
                         let moved = |r: Option<Range<usize>>| r.map(|r| r.start + shift..r.end + shift);
-                        RowImages { update: moved(images.update), pre: moved(images.pre), delete: moved(images.delete), ..images }
+                        RowImages {
+                            update: moved(images.update),
+                            pre: moved(images.pre),
+                            delete: moved(images.delete),
+                            ..images
+                        }
                     }
                 };
                 push_row(out, key, images, value_at)
@@ -215,9 +220,7 @@ impl OpenCodec {
 }
 
 fn inflate(compression: Compression, item: &[u8], at: usize) -> FaultResult<Vec<u8>> {
-    compression
-        .decompress(item)
-        .map_err(|f| Fault::new(at, format!("decompress data failed: {}", f.reason)))
+    compression.decompress(item).map_err(|f| Fault::new(at, format!("decompress data failed: {}", f.reason)))
 }
 
 fn inflated_fault(at: usize) -> impl Fn(Fault) -> Fault {
@@ -359,7 +362,8 @@ impl ColumnHeaders {
                 let value = read_value(cur, h.code, flags)?;
                 if cur.peek() == Some(b'}') {
                     cur.seek(cur.offset() + 1);
-                    (out.name, out.ty, out.value, out.at) = (Cow::Borrowed(name), column_type(h.code, flags), value, base + value_at);
+                    (out.name, out.ty, out.value, out.at) =
+                        (Cow::Borrowed(name), column_type(h.code, flags), value, base + value_at);
                     return Ok(());
                 }
                 cur.seek(start);
@@ -555,7 +559,8 @@ fn owned_column(c: Column<'_>, at: usize) -> Column<'static> {
         Value::Float32(v) => Value::Float32(v),
         Value::Float64(v) => Value::Float64(v),
     };
-    let ty = ColumnType { base: c.ty.base, unsigned: c.ty.unsigned, binary: c.ty.binary, text: None, flags: c.ty.flags };
+    let ty =
+        ColumnType { base: c.ty.base, unsigned: c.ty.unsigned, binary: c.ty.binary, text: None, flags: c.ty.flags };
     Column { name: Cow::Owned(c.name.into_owned()), ty, value, at }
 }
 
@@ -602,8 +607,8 @@ fn push_row<'a>(out: &mut MessageEvents<'a>, key: KeyItem<'a>, images: RowImages
 /// the columns that changed; the unchanged ones are taken from the new image (new TiCDC's
 /// reading), so `before` is always a whole row.
 fn complete_old_row(columns: &mut Vec<Column<'_>>, new: &Range<usize>, old: &Range<usize>) -> Range<usize> {
-    let same_names = new.len() == old.len()
-        && columns[new.clone()].iter().zip(&columns[old.clone()]).all(|(n, o)| n.name == o.name);
+    let same_names =
+        new.len() == old.len() && columns[new.clone()].iter().zip(&columns[old.clone()]).all(|(n, o)| n.name == o.name);
     if same_names {
         return old.clone();
     }
@@ -671,7 +676,11 @@ mod tests {
         for (i, item) in items.iter().enumerate() {
             let m = message(&[item]);
             let before = shared.headers.by_position.iter().map(|h| h.text.clone()).collect::<Vec<_>>();
-            assert_eq!(decoded(&mut shared, &m), decoded(&mut OpenCodec::new(Compression::None), &m), "item {i}: {item}");
+            assert_eq!(
+                decoded(&mut shared, &m),
+                decoded(&mut OpenCodec::new(Compression::None), &m),
+                "item {i}: {item}"
+            );
             hits += usize::from(before.first().is_some_and(|t| item.contains(std::str::from_utf8(t).unwrap())));
         }
         // Several items were read from remembered headers.

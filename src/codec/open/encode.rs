@@ -86,7 +86,10 @@ impl OpenEncoder {
                     if self.single_size() > self.options.max_message_bytes {
                         return Err(Fault::new(
                             0,
-                            format!("message of {} bytes is too large even with handle-key columns only", self.single_size()),
+                            format!(
+                                "message of {} bytes is too large even with handle-key columns only",
+                                self.single_size()
+                            ),
                         ));
                     }
                 }
@@ -490,7 +493,11 @@ impl MemberHeads {
             let c = &columns[i];
             let start = self.names.len();
             self.names.extend_from_slice(c.name.as_bytes());
-            self.given.push(GivenColumn { name: start..self.names.len(), code: c.ty.base.code(), flags: column_flags(c, keys) });
+            self.given.push(GivenColumn {
+                name: start..self.names.len(),
+                code: c.ty.base.code(),
+                flags: column_flags(c, keys),
+            });
         }
         let (given, names) = (&self.given, &self.names);
         self.sorted.clear();
@@ -559,9 +566,7 @@ fn write_value(out: &mut Vec<u8>, c: &Column<'_>, flags: u64, quoted: &mut Strin
             let len = base64::encoded_len(bytes.len(), true)
                 .ok_or_else(|| Fault::new(c.at, "value too large to base64-encode"))?;
             out.resize(start + len, 0);
-            engine
-                .encode_slice(&bytes, &mut out[start..])
-                .map_err(|e| Fault::new(c.at, format!("base64: {e}")))?;
+            engine.encode_slice(&bytes, &mut out[start..]).map_err(|e| Fault::new(c.at, format!("base64: {e}")))?;
             out.push(b'"');
         }
         // Decimals, dates, times, JSON, vectors: the mounter hands over strings.

@@ -201,11 +201,19 @@ pub struct AvroDecoder {
 }
 
 impl AvroDecoder {
-    pub fn decode<'a>(&mut self, state: &mut State, value: &'a [u8], out: &mut MessageEvents<'a>) -> FaultResult<Outcome> {
+    pub fn decode<'a>(
+        &mut self,
+        state: &mut State,
+        value: &'a [u8],
+        out: &mut MessageEvents<'a>,
+    ) -> FaultResult<Outcome> {
         let mut cur = AvroCursor::new(value);
         let branch = cur.long()?;
         if branch != MESSAGE_BRANCH {
-            return Err(Fault::new(0, format!("top-level union branch {branch} is not the Simple message record ({MESSAGE_BRANCH})")));
+            return Err(Fault::new(
+                0,
+                format!("top-level union branch {branch} is not the Simple message record ({MESSAGE_BRANCH})"),
+            ));
         }
         let kind = cur.index(4, "message type")?;
         let payload_at = cur.offset();
@@ -266,7 +274,12 @@ impl AvroDecoder {
         Ok(outcome)
     }
 
-    fn read_dml<'a>(&mut self, cur: &mut AvroCursor<'a>, state: &mut State, out: &mut MessageEvents<'a>) -> FaultResult<Outcome> {
+    fn read_dml<'a>(
+        &mut self,
+        cur: &mut AvroCursor<'a>,
+        state: &mut State,
+        out: &mut MessageEvents<'a>,
+    ) -> FaultResult<Outcome> {
         cur.int()?;
         let database = cur.string()?;
         let table_name = cur.string()?;
@@ -283,7 +296,11 @@ impl AvroDecoder {
         let data = self.read_image(cur, table, order, out)?;
         let old = self.read_image(cur, table, order, out)?;
         let Some(table) = table else {
-            return Ok(Outcome::Wait { schema: database.to_string(), table: table_name.to_string(), version: schema_version });
+            return Ok(Outcome::Wait {
+                schema: database.to_string(),
+                table: table_name.to_string(),
+                version: schema_version,
+            });
         };
         let row = RowHeader {
             kind,
@@ -368,10 +385,18 @@ impl AvroDecoder {
                         let text = crate::utf8::check(bytes).map_err(|_| bad("text value is not UTF-8"))?;
                         // new TiCDC writes BIT as decimal text; other producers may send numbers as text.
                         match kind {
-                            Kind::Unsigned => Value::UInt(text.parse().map_err(|_| bad(&format!("{text:?} is not an unsigned integer")))?),
-                            Kind::Signed => Value::Int(text.parse().map_err(|_| bad(&format!("{text:?} is not an integer")))?),
-                            Kind::Float => Value::Float32(text.parse().map_err(|_| bad(&format!("{text:?} is not a float")))?),
-                            Kind::Double => Value::Float64(text.parse().map_err(|_| bad(&format!("{text:?} is not a double")))?),
+                            Kind::Unsigned => Value::UInt(
+                                text.parse().map_err(|_| bad(&format!("{text:?} is not an unsigned integer")))?,
+                            ),
+                            Kind::Signed => {
+                                Value::Int(text.parse().map_err(|_| bad(&format!("{text:?} is not an integer")))?)
+                            }
+                            Kind::Float => {
+                                Value::Float32(text.parse().map_err(|_| bad(&format!("{text:?} is not a float")))?)
+                            }
+                            Kind::Double => {
+                                Value::Float64(text.parse().map_err(|_| bad(&format!("{text:?} is not a double")))?)
+                            }
                             _ => Value::Text(Cow::Borrowed(text)),
                         }
                     }
@@ -549,7 +574,8 @@ pub fn write_table_schema(out: &mut Vec<u8>, t: &TableSchema) {
                 DefaultValue::Number(n) if base == Bit => {
                     write_optional(out, true);
                     let v: u64 = n.parse().unwrap_or(0);
-                    let width = (d.length.clamp(1, 64) as usize).div_ceil(8).max((64 - v.leading_zeros() as usize).div_ceil(8));
+                    let width =
+                        (d.length.clamp(1, 64) as usize).div_ceil(8).max((64 - v.leading_zeros() as usize).div_ceil(8));
                     write_bytes(out, &v.to_be_bytes()[8 - width.min(8)..]);
                 }
                 DefaultValue::Number(n) => {

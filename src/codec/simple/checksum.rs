@@ -47,7 +47,10 @@ fn column_bytes(buf: &mut Vec<u8>, c: &Column<'_>, location: &str) -> FaultResul
             let v = match value {
                 Value::Int(v) => *v as u64,
                 Value::UInt(v) => *v,
-                Value::Text(t) => t.parse::<u64>().or_else(|_| t.parse::<i64>().map(|v| v as u64)).map_err(|_| fail("not an integer"))?,
+                Value::Text(t) => t
+                    .parse::<u64>()
+                    .or_else(|_| t.parse::<i64>().map(|v| v as u64))
+                    .map_err(|_| fail("not an integer"))?,
                 _ => return Err(fail("not an integer")),
             };
             buf.extend_from_slice(&v.to_le_bytes());

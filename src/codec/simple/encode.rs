@@ -98,7 +98,12 @@ impl SimpleEncoder {
         let mut out = Vec::with_capacity(512);
         match self.encoding {
             Encoding::Json => {
-                out.extend_from_slice(format!("{{\"version\":1,\"type\":\"BOOTSTRAP\",\"commitTs\":0,\"buildTs\":{build_ts},\"tableSchema\":").as_bytes());
+                out.extend_from_slice(
+                    format!(
+                        "{{\"version\":1,\"type\":\"BOOTSTRAP\",\"commitTs\":0,\"buildTs\":{build_ts},\"tableSchema\":"
+                    )
+                    .as_bytes(),
+                );
                 schema.write_json(&mut out);
                 out.push(b'}');
             }
@@ -155,7 +160,8 @@ impl SimpleEncoder {
         let build_ts = self.build_ts();
         match self.encoding {
             Encoding::Json => {
-                format!("{{\"version\":1,\"type\":\"WATERMARK\",\"commitTs\":{commit_ts},\"buildTs\":{build_ts}}}").into_bytes()
+                format!("{{\"version\":1,\"type\":\"WATERMARK\",\"commitTs\":{commit_ts},\"buildTs\":{build_ts}}}")
+                    .into_bytes()
             }
             Encoding::Avro => {
                 let mut out = Vec::with_capacity(24);
@@ -197,7 +203,9 @@ impl SimpleEncoder {
                 if row.table_id != 0 {
                     out.extend_from_slice(format!(",\"tableID\":{}", row.table_id).as_bytes());
                 }
-                out.extend_from_slice(format!(",\"type\":\"{kind}\",\"commitTs\":{},\"buildTs\":{build_ts}", e.commit_ts).as_bytes());
+                out.extend_from_slice(
+                    format!(",\"type\":\"{kind}\",\"commitTs\":{},\"buildTs\":{build_ts}", e.commit_ts).as_bytes(),
+                );
                 if row.version != 0 {
                     out.extend_from_slice(format!(",\"schemaVersion\":{}", row.version).as_bytes());
                 }
@@ -238,7 +246,10 @@ impl SimpleEncoder {
                 write_bytes(&mut out, database.as_bytes());
                 write_bytes(&mut out, table.as_bytes());
                 write_long(&mut out, row.table_id);
-                write_long(&mut out, ["INSERT", "UPDATE", "DELETE"].iter().position(|k| *k == kind).unwrap_or(0) as i64);
+                write_long(
+                    &mut out,
+                    ["INSERT", "UPDATE", "DELETE"].iter().position(|k| *k == kind).unwrap_or(0) as i64,
+                );
                 write_long(&mut out, e.commit_ts as i64);
                 write_long(&mut out, build_ts);
                 write_long(&mut out, row.version as i64);
@@ -315,10 +326,17 @@ impl SimpleEncoder {
         if record.value.len() > limit {
             match self.options.large_message_handle {
                 LargeMessageHandle::None => {
-                    return Err(Fault::new(0, format!("message of {} bytes exceeds max-message-bytes {limit}", record.value.len())));
+                    return Err(Fault::new(
+                        0,
+                        format!("message of {} bytes exceeds max-message-bytes {limit}", record.value.len()),
+                    ));
                 }
                 LargeMessageHandle::ClaimCheck => {
-                    let dir = self.options.claim_check_dir.as_ref().ok_or_else(|| Fault::new(0, "claim-check needs claim_check_dir"))?;
+                    let dir = self
+                        .options
+                        .claim_check_dir
+                        .as_ref()
+                        .ok_or_else(|| Fault::new(0, "claim-check needs claim_check_dir"))?;
                     let body = claim_check_body(None, &record.value, self.options.claim_check_raw_value);
                     let location = store_claim_check(dir, &body)?;
                     row.keys_only = Some(events.keys(e));
@@ -333,7 +351,10 @@ impl SimpleEncoder {
                 }
             }
             if record.value.len() > limit {
-                return Err(Fault::new(0, format!("handle-key-only message of {} bytes still exceeds {limit}", record.value.len())));
+                return Err(Fault::new(
+                    0,
+                    format!("handle-key-only message of {} bytes still exceeds {limit}", record.value.len()),
+                ));
             }
         }
         out.push(record);
@@ -366,8 +387,14 @@ impl Encode for SimpleEncoder {
                 let schema = match e.table_schema.as_deref() {
                     Some(text) => parse_schema(text)?,
                     None => {
-                        let name = (e.schema.as_deref().unwrap_or("").to_string(), e.table.as_deref().unwrap_or("").to_string());
-                        self.known.get(&name).cloned().ok_or_else(|| Fault::new(0, "BOOTSTRAP event without a table schema"))?
+                        let name = (
+                            e.schema.as_deref().unwrap_or("").to_string(),
+                            e.table.as_deref().unwrap_or("").to_string(),
+                        );
+                        self.known
+                            .get(&name)
+                            .cloned()
+                            .ok_or_else(|| Fault::new(0, "BOOTSTRAP event without a table schema"))?
                     }
                 };
                 out.push(self.record(self.bootstrap(&schema))?);
@@ -409,12 +436,17 @@ fn schema_from_columns(events: &MessageEvents<'_>, e: &Event<'_>, version: u64, 
         .map(|c| {
             let mut desc = c.ty.text.as_deref().map(TypeDescription::parse);
             // `datetime(3)`: the argument is the fractional precision, carried as `decimal`.
-            if let Some(d) = desc.as_mut().filter(|_| matches!(c.ty.base, MySqlType::DateTime | MySqlType::Timestamp | MySqlType::Time)) {
+            if let Some(d) = desc
+                .as_mut()
+                .filter(|_| matches!(c.ty.base, MySqlType::DateTime | MySqlType::Timestamp | MySqlType::Time))
+            {
                 d.scale = d.length.take().filter(|&fsp| fsp > 0);
             }
-            let text_charset = (c.ty.base.is_string() && !c.ty.binary) || matches!(c.ty.base, MySqlType::Enum | MySqlType::Set);
+            let text_charset =
+                (c.ty.base.is_string() && !c.ty.binary) || matches!(c.ty.base, MySqlType::Enum | MySqlType::Set);
             let (charset, collate) = if text_charset { ("utf8mb4", "utf8mb4_bin") } else { ("binary", "binary") };
-            let numeric = c.ty.base.is_integer() || matches!(c.ty.base, MySqlType::Float | MySqlType::Double | MySqlType::Decimal | MySqlType::Bit);
+            let numeric = c.ty.base.is_integer()
+                || matches!(c.ty.base, MySqlType::Float | MySqlType::Double | MySqlType::Decimal | MySqlType::Bit);
             let unsigned = c.ty.unsigned || matches!(c.ty.base, MySqlType::Bit | MySqlType::Year);
             ColumnSchema {
                 name: c.name.to_string(),
@@ -456,7 +488,9 @@ fn integer_of(c: &Column<'_>) -> FaultResult<i64> {
     match &c.value {
         Value::Int(v) => Ok(*v),
         Value::UInt(v) => Ok(*v as i64),
-        Value::Text(t) => t.parse::<i64>().or_else(|_| t.parse::<u64>().map(|v| v as i64)).map_err(|_| not_a(c, "an integer")),
+        Value::Text(t) => {
+            t.parse::<i64>().or_else(|_| t.parse::<u64>().map(|v| v as i64)).map_err(|_| not_a(c, "an integer"))
+        }
         Value::Float32(v) if v.fract() == 0.0 => Ok(*v as i64),
         Value::Float64(v) if v.fract() == 0.0 => Ok(*v as i64),
         _ => Err(not_a(c, "an integer")),
@@ -483,7 +517,9 @@ fn not_a(c: &Column<'_>, what: &str) -> Fault {
 fn value_text<'v>(c: &'v Column<'_>) -> FaultResult<Cow<'v, str>> {
     Ok(match (&c.value, c.ty.base) {
         (Value::Float32(v), MySqlType::Float) => Cow::Owned(if v.is_finite() { v.to_string() } else { "0".into() }),
-        (Value::Float64(v), MySqlType::Float) => Cow::Owned(if v.is_finite() { (*v as f32).to_string() } else { "0".into() }),
+        (Value::Float64(v), MySqlType::Float) => {
+            Cow::Owned(if v.is_finite() { (*v as f32).to_string() } else { "0".into() })
+        }
         (Value::Float32(_) | Value::Float64(_), _) => Cow::Owned(float_of(c)?.to_string()),
         (Value::Int(v), _) => Cow::Owned(v.to_string()),
         (Value::UInt(v), _) => Cow::Owned(v.to_string()),

@@ -49,7 +49,12 @@ struct Header<'a> {
 }
 
 impl JsonDecoder {
-    pub fn decode<'a>(&mut self, state: &mut State, value: &'a [u8], out: &mut MessageEvents<'a>) -> FaultResult<Outcome> {
+    pub fn decode<'a>(
+        &mut self,
+        state: &mut State,
+        value: &'a [u8],
+        out: &mut MessageEvents<'a>,
+    ) -> FaultResult<Outcome> {
         let mut cur = JsonCursor::new(value)?;
         std::mem::swap(cur.spare(), &mut out.spare);
         let outcome = self.read_message(&mut cur, state, value, out);
@@ -96,7 +101,11 @@ impl JsonDecoder {
                 "checksum" => h.checksum = read_checksum(cur)?,
                 "data" | "old" => {
                     let image = self.image(cur, state, &h, out)?;
-                    if key == "data" { h.data = image } else { h.old = image }
+                    if key == "data" {
+                        h.data = image
+                    } else {
+                        h.old = image
+                    }
                 }
                 "tableSchema" | "preTableSchema" => {
                     if cur.null()? {
@@ -106,7 +115,8 @@ impl JsonDecoder {
                     let start = cur.offset();
                     let schema = TableSchema::read_json(cur)?;
                     if key == "tableSchema" {
-                        let text = std::str::from_utf8(&value[start..cur.offset()]).expect("checked UTF-8, cut at JSON tokens");
+                        let text = std::str::from_utf8(&value[start..cur.offset()])
+                            .expect("checked UTF-8, cut at JSON tokens");
                         h.table_schema = Some((schema, text));
                     } else {
                         h.pre_table_schema = Some(schema);
@@ -238,7 +248,8 @@ impl JsonDecoder {
                 return Ok(Outcome::Decoded);
             }
             "BOOTSTRAP" => {
-                let (schema, text) = h.table_schema.ok_or_else(|| Fault::new(0, "BOOTSTRAP message without tableSchema"))?;
+                let (schema, text) =
+                    h.table_schema.ok_or_else(|| Fault::new(0, "BOOTSTRAP message without tableSchema"))?;
                 let mut event = schema_event(EventKind::Bootstrap, 0, &schema);
                 event.table_schema = Some(Cow::Borrowed(text));
                 out.events.push(event);
@@ -322,7 +333,12 @@ pub(super) fn schema_event<'a>(kind: EventKind, commit_ts: u64, schema: &TableSc
 /// A JSON string (or, from other producers, a number) as the column's value.
 #[inline]
 fn convert<'a>(column: &TableColumn, text: Text<'a>, at: usize, spare: &mut SpareBuffers) -> FaultResult<Value<'a>> {
-    let bad = |text: &str| Fault::new(at, format!("column {}: {text:?} is not a valid {} value", column.name, column.ty.base.name(column.ty.binary)));
+    let bad = |text: &str| {
+        Fault::new(
+            at,
+            format!("column {}: {text:?} is not a valid {} value", column.name, column.ty.base.name(column.ty.binary)),
+        )
+    };
     Ok(match column.kind {
         Kind::Signed => Value::Int(text.parse().map_err(|_| bad(&text))?),
         Kind::Unsigned => Value::UInt(text.parse().map_err(|_| bad(&text))?),
@@ -330,7 +346,9 @@ fn convert<'a>(column: &TableColumn, text: Text<'a>, at: usize, spare: &mut Spar
         Kind::Double => Value::Float64(text.parse().map_err(|_| bad(&text))?),
         Kind::Binary => {
             let mut bytes = spare.take(text.len() / 4 * 3 + 3);
-            base64::engine::general_purpose::STANDARD.decode_vec(text.as_bytes(), &mut bytes).map_err(|_| bad(&text))?;
+            base64::engine::general_purpose::STANDARD
+                .decode_vec(text.as_bytes(), &mut bytes)
+                .map_err(|_| bad(&text))?;
             if let Cow::Owned(text) = text {
                 spare.give(text.into_bytes());
             }

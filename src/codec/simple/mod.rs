@@ -131,17 +131,15 @@ impl DataType {
             Bit | Char | VarChar | Vector if self.length > 0 => text.push_str(&format!("({})", self.length)),
             DateTime | Timestamp | Time if decimal > 0 => text.push_str(&format!("({decimal})")),
             Enum | Set => {
-                let members: Vec<String> = self
-                    .elements
-                    .iter()
-                    .flatten()
-                    .map(|m| format!("'{}'", m.replace('\'', "''")))
-                    .collect();
+                let members: Vec<String> =
+                    self.elements.iter().flatten().map(|m| format!("'{}'", m.replace('\'', "''"))).collect();
                 text.push_str(&format!("({})", members.join(",")));
             }
             _ => {}
         }
-        if self.is_unsigned() && matches!(base, TinyInt | SmallInt | MediumInt | Int | BigInt | Float | Double | Decimal) {
+        if self.is_unsigned()
+            && matches!(base, TinyInt | SmallInt | MediumInt | Int | BigInt | Float | Double | Decimal)
+        {
             text.push_str(" unsigned");
         }
         text
@@ -152,7 +150,8 @@ impl TableSchema {
     /// The primary key's columns, else those of the first unique index whose columns are all
     /// NOT NULL (TiCDC's handle index), else none.
     pub fn key_columns(&self) -> &[String] {
-        let index = self.indexes.iter().find(|i| i.primary).or_else(|| self.indexes.iter().find(|i| i.unique && !i.nullable));
+        let index =
+            self.indexes.iter().find(|i| i.primary).or_else(|| self.indexes.iter().find(|i| i.unique && !i.nullable));
         index.map_or(&[], |i| &i.columns)
     }
 
@@ -219,7 +218,9 @@ impl TableSchema {
         write_json_str(out, &self.schema);
         out.extend_from_slice(b",\"table\":");
         write_json_str(out, &self.table);
-        out.extend_from_slice(format!(",\"tableID\":{},\"version\":{},\"columns\":[", self.table_id, self.version).as_bytes());
+        out.extend_from_slice(
+            format!(",\"tableID\":{},\"version\":{},\"columns\":[", self.table_id, self.version).as_bytes(),
+        );
         for (i, c) in self.columns.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
@@ -386,8 +387,13 @@ impl IndexSchema {
         write_json_str(out, &self.name);
         let flag = |b: bool| if b { "true" } else { "false" };
         out.extend_from_slice(
-            format!(",\"unique\":{},\"primary\":{},\"nullable\":{},\"columns\":", flag(self.unique), flag(self.primary), flag(self.nullable))
-                .as_bytes(),
+            format!(
+                ",\"unique\":{},\"primary\":{},\"nullable\":{},\"columns\":",
+                flag(self.unique),
+                flag(self.primary),
+                flag(self.nullable)
+            )
+            .as_bytes(),
         );
         if self.columns.is_empty() {
             out.extend_from_slice(b"null");
@@ -512,7 +518,11 @@ impl Table {
                 let unsigned = c.data_type.is_unsigned();
                 let kind = match base {
                     _ if binary => Kind::Binary,
-                    MySqlType::BigInt | MySqlType::Int | MySqlType::MediumInt | MySqlType::SmallInt | MySqlType::TinyInt
+                    MySqlType::BigInt
+                    | MySqlType::Int
+                    | MySqlType::MediumInt
+                    | MySqlType::SmallInt
+                    | MySqlType::TinyInt
                         if unsigned =>
                     {
                         Kind::Unsigned
@@ -524,7 +534,8 @@ impl Table {
                     MySqlType::Timestamp => Kind::Timestamp,
                     _ => Kind::Text,
                 };
-                let ty = ColumnType { base, unsigned, binary, text: Some(intern(c.data_type.type_text())), flags: None };
+                let ty =
+                    ColumnType { base, unsigned, binary, text: Some(intern(c.data_type.type_text())), flags: None };
                 TableColumn { name: c.name.clone(), ty, kind }
             })
             .collect();
@@ -592,10 +603,7 @@ pub struct SchemaCache {
 impl SchemaCache {
     pub fn get(&self, schema: &str, table: &str, version: u64) -> Option<&Table> {
         let candidates = self.by_version.get(&version)?;
-        candidates
-            .iter()
-            .map(|&i| &self.tables[i])
-            .find(|t| t.schema.schema == schema && t.schema.table == table)
+        candidates.iter().map(|&i| &self.tables[i]).find(|t| t.schema.schema == schema && t.schema.table == table)
     }
 
     /// Adds a schema (BOOTSTRAP/DDL messages repeat them: a known version is kept as is).
@@ -745,7 +753,12 @@ impl ImageOrder {
 
     /// The slot of schema column `index` in the image begun at `start`; None for a duplicate.
     #[inline]
-    pub fn slot<'o, 'a>(&mut self, out: &'o mut MessageEvents<'a>, start: usize, index: usize) -> Option<&'o mut Column<'a>> {
+    pub fn slot<'o, 'a>(
+        &mut self,
+        out: &'o mut MessageEvents<'a>,
+        start: usize,
+        index: usize,
+    ) -> Option<&'o mut Column<'a>> {
         if std::mem::replace(&mut self.seen[index], true) {
             return None;
         }
@@ -825,11 +838,16 @@ pub fn finish_row<'a>(
 }
 
 /// Pushes the key column names of `table` found in the image `columns` (else the schema's).
-pub fn push_keys<'a>(table: &Table, image: std::ops::Range<usize>, out: &mut MessageEvents<'a>) -> std::ops::Range<usize> {
+pub fn push_keys<'a>(
+    table: &Table,
+    image: std::ops::Range<usize>,
+    out: &mut MessageEvents<'a>,
+) -> std::ops::Range<usize> {
     let start = out.keys.len();
     for &k in &table.keys {
         let name = &table.columns[k].name;
-        let found: Option<Text<'a>> = out.columns[image.clone()].iter().find(|c| c.name == *name).map(|c| c.name.clone());
+        let found: Option<Text<'a>> =
+            out.columns[image.clone()].iter().find(|c| c.name == *name).map(|c| c.name.clone());
         out.keys.push(found.unwrap_or_else(|| Cow::Owned(name.clone())));
     }
     start..out.keys.len()
@@ -901,7 +919,8 @@ impl Codec for SimpleCodec {
     }
 
     fn take_held(&mut self, origin: Origin, out: &mut Vec<Held>) -> bool {
-        let held_now = self.state.waiting.back_mut().filter(|w| w.origin.is_none()).map(|last| last.origin = Some(origin));
+        let held_now =
+            self.state.waiting.back_mut().filter(|w| w.origin.is_none()).map(|last| last.origin = Some(origin));
         // A row held by this very message and dropped at once by the bound has no origin yet.
         out.extend(self.state.settled.drain(..).map(|(w, failure)| Held {
             origin: w.origin.unwrap_or(origin),
@@ -985,7 +1004,11 @@ mod tests {
         assert_eq!(dt("bigint", 20, None, Some(true)).type_text(), "bigint unsigned");
         assert_eq!(dt("timestamp", 26, Some(6), None).type_text(), "timestamp(6)");
         assert_eq!(dt("varbinary", 255, None, None).type_text(), "varbinary(255)");
-        let e = DataType { mysql_type: "enum".into(), elements: Some(vec!["a".into(), "b'c".into()]), ..Default::default() };
+        let e = DataType {
+            mysql_type: "enum".into(),
+            elements: Some(vec!["a".into(), "b'c".into()]),
+            ..Default::default()
+        };
         assert_eq!(e.type_text(), "enum('a','b''c')");
     }
 }
