@@ -38,6 +38,32 @@ pub fn parse_create_table(sql: &str) -> Result<TableDefinition, String> {
     }
 }
 
+/// Reads a DDL script such as a schema dump: its first `CREATE TABLE`, then, in order, the
+/// statements after it that concern that table (`ALTER TABLE`, `RENAME TABLE`, the table created
+/// again). Statements before it (`CREATE DATABASE`, `USE`), those of other tables and comments
+/// are passed over; one `CREATE TABLE` statement is the simplest script.
+pub fn parse_ddl_script(sql: &str) -> Result<TableDefinition, String> {
+    let tokens = tokenize(sql)?;
+    let statements: Vec<String> = tokens
+        .split(|t| matches!(t, Token::SemiColon))
+        .filter(|s| !s.is_empty())
+        .map(|s| s.iter().map(ToString::to_string).collect::<Vec<_>>().join(" "))
+        .collect();
+    if statements.len() <= 1 {
+        return parse_create_table(sql);
+    }
+    let mut def: Option<TableDefinition> = None;
+    for statement in &statements {
+        match &mut def {
+            None => def = parse_create_table(statement).ok(),
+            Some(d) => {
+                apply_ddl(d, statement).map_err(|e| format!("{e} (in {})", preview(statement)))?;
+            }
+        }
+    }
+    def.ok_or_else(|| format!("no CREATE TABLE statement that reads in: {}", preview(sql)))
+}
+
 /// Applies one DDL statement to `def`. Returns whether the statement concerns this table
 /// (`false`: another table, or a statement that changes no table). A `CREATE TABLE` of the same
 /// table replaces the definition; `TRUNCATE`, `DROP TABLE` and index changes leave it as is.

@@ -214,10 +214,11 @@ fn schema_from_table_schema(text: &str) -> PyResult<PySchema> {
     Ok(PySchema::new(Arc::new(schema.definition().arrow_schema())))
 }
 
-/// The typed schema of a `CREATE TABLE` statement (MySQL/TiDB dialect).
+/// The typed schema of a `CREATE TABLE` statement (MySQL/TiDB dialect), or of a DDL script: its
+/// first `CREATE TABLE` and the `ALTER TABLE`s of that table after it.
 #[pyfunction]
 fn schema_from_ddl(sql: &str) -> PyResult<PySchema> {
-    let definition = crate::ddl::parse_create_table(sql).map_err(PyValueError::new_err)?;
+    let definition = crate::ddl::parse_ddl_script(sql).map_err(PyValueError::new_err)?;
     Ok(PySchema::new(Arc::new(definition.arrow_schema())))
 }
 

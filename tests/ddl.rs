@@ -12,7 +12,7 @@ use proptest::prelude::*;
 use serde_json::Value as Json;
 use ticdc_rs::arrow::infer::infer_schema;
 use ticdc_rs::arrow::TableName;
-use ticdc_rs::ddl::{apply_ddl, parse_create_table};
+use ticdc_rs::ddl::{apply_ddl, parse_create_table, parse_ddl_script};
 use ticdc_rs::mysql::MySqlType;
 use ticdc_rs::table::TableDefinition;
 use ticdc_rs::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError, Protocol};
@@ -555,4 +555,21 @@ proptest! {
         let sql = String::from_utf8_lossy(&sql);
         let _ = parse_create_table(&sql);
     }
+}
+
+#[test]
+fn a_ddl_script_gives_its_table_after_every_alter() {
+    let script = "-- the schema dump\nCREATE DATABASE `shop`;\nUSE shop;\n\
+        CREATE TABLE `shop`.`orders` (`id` INT NOT NULL, `note` VARCHAR(10), PRIMARY KEY (`id`));\n\
+        CREATE TABLE `shop`.`other` (`x` INT);\n\
+        ALTER TABLE `shop`.`orders` ADD COLUMN `amount` DECIMAL(12,2) NULL, MODIFY COLUMN `note` TEXT;\n\
+        ALTER TABLE `shop`.`other` ADD COLUMN `y` INT;\n\
+        ALTER TABLE `shop`.`orders` ADD INDEX `idx_note` (`note`(5));";
+    let def = parse_ddl_script(script).unwrap();
+    assert_eq!(def.table, "orders");
+    assert_eq!(types(&def), vec![("id", "int", false), ("note", "text", true), ("amount", "decimal(12,2)", true)]);
+    let one = "CREATE TABLE t (`id` INT NOT NULL, PRIMARY KEY (`id`))";
+    assert_eq!(parse_ddl_script(one).unwrap(), parse_create_table(one).unwrap());
+    assert!(parse_ddl_script("CREATE DATABASE a; USE a;").unwrap_err().contains("no CREATE TABLE"));
+    assert!(parse_ddl_script("CREATE DATABASE a; CREATE TABLE t (`id` INT").is_err());
 }

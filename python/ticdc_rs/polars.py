@@ -370,7 +370,8 @@ def apply(events, target, keys: Sequence[str] | None = None, *, history: bool = 
         write_deltalake(target, data, commit_properties=commit)
         return new_state.resolved_ts
     predicate = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in on)
-    merge = table.merge(_as_held(data, pa.schema(table.schema().to_arrow())), predicate, source_alias="s", target_alias="t", merge_schema=True,
+    held = pa.schema(table.schema().to_arrow())
+    merge = table.merge(_as_held(data, held), predicate, source_alias="s", target_alias="t", merge_schema=True,
                         commit_properties=commit)
     merge.when_matched_update_all(predicate=update).when_not_matched_insert_all().execute()
     return new_state.resolved_ts

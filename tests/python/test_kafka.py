@@ -10,11 +10,11 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import ROOT
+from kafka_broker import produce
 
 import ticdc_rs
 import ticdc_rs.spark
-from conftest import ROOT
-from kafka_broker import produce
 
 DUMP = ROOT / "examples" / "data" / "orders_canal.parquet"
 ORDERS_SQL = (ROOT / "examples" / "data" / "orders.sql").read_text()
@@ -61,8 +61,8 @@ def test_kafka_topic_decodes_like_its_dump(spark, kafka, dump):
     produce(spark, kafka, topic, dump)
     messages = kafka.subscribe(spark.read, topic).load()
     coordinates = messages.select("partition", "offset").toArrow()
-    assert sorted(zip(*coordinates.to_pydict().values())) == sorted(
-        zip(dump["partition"].to_pylist(), dump["offset"].to_pylist()))
+    assert sorted(zip(*coordinates.to_pydict().values(), strict=True)) == sorted(
+        zip(dump["partition"].to_pylist(), dump["offset"].to_pylist(), strict=True))
 
     events = ticdc_rs.spark.decode(messages, "canal-json", **TYPED)
     assert {"_topic", "_partition", "_offset", "_timestamp"} <= set(events.columns)
@@ -119,3 +119,53 @@ def test_streaming_into_delta_exactly_once_across_a_restart(spark, kafka, dump, 
     delta = DeltaTable(table)
     assert delta.version() == len(batches) - 1  # one commit per micro-batch
     assert same_events(pl.read_delta(table).to_arrow(), expected)
+
+
+def test_streaming_apply_into_delta_is_exactly_once_across_a_crash_and_a_restart(spark, kafka, dump, tmp_path):
+    """The user's path: Kafka -> `readStream` -> `ticdc_rs.spark.decode` -> `foreachBatch(apply)`
+    into a Delta table. One micro-batch dies after its commit (before Spark records it), the
+    query is stopped mid-stream and restarted from its checkpoint: the table is the replayed one,
+    renumbered orders included, and records the consistent TSO."""
+    from deltalake import DeltaTable
+
+    import ticdc_rs.polars as tp
+
+    topic = kafka.create_topic("orders-apply", partitions=3)
+    target, checkpoint = str(tmp_path / "orders"), str(tmp_path / "checkpoint")
+    crash_after = {1}
+    seen: list[int] = []
+
+    def apply(batch, batch_id):
+        seen.append(batch_id)
+        ticdc_rs.spark.apply(batch, target, batch_id=batch_id)
+        if batch_id in crash_after:
+            crash_after.discard(batch_id)
+            raise RuntimeError("the driver dies after the commit, before the checkpoint")
+
+    def run(expect_crash=False):
+        source = kafka.subscribe(spark.readStream, topic).option("maxOffsetsPerTrigger", 150).load()
+        events = ticdc_rs.spark.decode(source, "canal-json", layout="typed", table="shop.orders", schema=ORDERS_SQL)
+        query = (events.writeStream.foreachBatch(apply).option("checkpointLocation", checkpoint)
+                 .trigger(availableNow=True).start())
+        if expect_crash:
+            with pytest.raises(Exception, match="dies after the commit"):
+                query.awaitTermination(QUERY_TIMEOUT)
+        else:
+            assert query.awaitTermination(QUERY_TIMEOUT), "the streaming query did not catch up in time"
+            assert query.exception() is None
+
+    first = 400
+    produce(spark, kafka, topic, dump.slice(0, first))
+    run(expect_crash=True)
+    assert seen == [0, 1]
+    run()  # batch 1 again: Delta has it (txnAppId/txnVersion) and skips it
+    assert seen[2] == 1
+    produce(spark, kafka, topic, dump.slice(first))
+    run()
+
+    expected = tp.replay(tp.decode(dump, "canal-json", layout="typed", table="shop.orders"))
+    table = pl.read_delta(target).filter(~pl.col("_deleted")).drop("_commit_ts", "_deleted").sort("id")
+    assert table.equals(expected.select(table.columns))
+    assert {1301, 1302} <= set(table["id"]) and not {1003, 1006} & set(table["id"])
+    meta = DeltaTable(target).history(1)[0]["userMetadata"]
+    assert f'"resolved_ts": {tp.snapshot_ts(tp.decode(dump, "canal-json"))}' in meta
