@@ -37,7 +37,7 @@ bench: develop
 # are built with the nightly flags cargo-fuzz needs (RUSTC_BOOTSTRAP) and run one after another,
 # FUZZ_SECONDS each, at the lowest priority; fuzz/runs.log keeps each target's last statistics.
 FUZZ_SECONDS ?= 60
-FUZZ_MAX_LEN ?= 4096
+FUZZ_MAX_LEN ?= 2048
 FUZZ_TARGETS ?= open craft canal_json simple_json simple_avro differential
 FUZZ_ENV := PATH="$(CURDIR)/.cache/cargo/bin:$$PATH" RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$(CURDIR)/fuzz/target"
 

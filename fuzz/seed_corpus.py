@@ -47,7 +47,7 @@ def main() -> None:
     here = pathlib.Path(__file__).resolve().parent
     parser = argparse.ArgumentParser()
     parser.add_argument("vectors", nargs="?", type=pathlib.Path)
-    parser.add_argument("--max-len", type=int, default=4096)
+    parser.add_argument("--max-len", type=int, default=2048)
     args = parser.parse_args()
     vectors = args.vectors or here.parent.parent / "shared" / "vectors"
     if not vectors.is_dir():
