@@ -202,14 +202,17 @@ fn errors(out: &[RecordBatch]) -> Vec<String> {
         .collect()
 }
 
-/// The first table a row event of `out` names.
+/// The first table a row event of `out` names (both names non-empty).
 fn first_table(out: &[RecordBatch]) -> Option<TableName> {
     out.iter().find_map(|b| {
         let (ops, schemas, tables) = (strings(b, "_op"), strings(b, "_schema"), strings(b, "_table"));
         (0..b.num_rows()).find_map(|i| {
             let row = matches!(ops[i].as_deref(), Some("INSERT" | "UPDATE" | "DELETE"));
             match (row, &schemas[i], &tables[i]) {
-                (true, Some(schema), Some(table)) => Some(TableName { schema: schema.clone(), table: table.clone() }),
+                // Empty names are taken as none (see `envelope_rows`): no typed layout for them.
+                (true, Some(schema), Some(table)) if !schema.is_empty() && !table.is_empty() => {
+                    Some(TableName { schema: schema.clone(), table: table.clone() })
+                }
                 _ => None,
             }
         })
