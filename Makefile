@@ -10,7 +10,7 @@ export MATURIN_NO_INSTALL_RUST := 1
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
 JARS := .cache/jars
 
-.PHONY: demo test lint test-rust test-python develop jars bench clean
+.PHONY: demo test lint test-rust test-python develop jars bench clean fuzz fuzz-build fuzz-smoke
 
 $(VENV)/.installed: requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -55,5 +55,36 @@ bench: develop
 	cargo bench --bench decode
 	$(PY) benches/peers.py
 
+# Fuzzing (README, Development): cargo-fuzz is installed into .cache/cargo on first use; the targets
+# are built with the nightly flags cargo-fuzz needs (RUSTC_BOOTSTRAP) and run one after another,
+# FUZZ_SECONDS each, at the lowest priority; fuzz/runs.log keeps each target's last statistics.
+FUZZ_SECONDS ?= 60
+FUZZ_MAX_LEN ?= 2048
+FUZZ_TARGETS ?= open craft canal_json simple_json simple_avro differential
+FUZZ_ENV := PATH="$(CURDIR)/.cache/cargo/bin:$$PATH" RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$(CURDIR)/fuzz/target"
+
+.cache/cargo/bin/cargo-fuzz:
+	cargo install --locked --root .cache/cargo cargo-fuzz
+
+fuzz-build: .cache/cargo/bin/cargo-fuzz
+	cd fuzz && $(FUZZ_ENV) nice -n 19 cargo fuzz build -O
+
+fuzz: fuzz-build
+	$(PYTHON) fuzz/seed_corpus.py --max-len $(FUZZ_MAX_LEN)
+	@rm -f fuzz/runs.log
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "== $$t: $(FUZZ_SECONDS) s"; \
+	  (cd fuzz && $(FUZZ_ENV) nice -n 19 cargo fuzz run -O $$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) -timeout=10 -rss_limit_mb=2048 \
+	    -malloc_limit_mb=1024 -print_final_stats=1 2> target/$$t.log) || { tail -60 fuzz/target/$$t.log; exit 1; }; \
+	  grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' fuzz/target/$$t.log \
+	    | sed "s/^/$$t /" | tee -a fuzz/runs.log; \
+	done
+	@awk '/number_of_executed_units/ {n += $$3} END {print "total executions:", n}' fuzz/runs.log
+
+# The short run CI makes: 20 s a target.
+fuzz-smoke:
+	$(MAKE) fuzz FUZZ_SECONDS=20
+
 clean:
-	rm -rf $(VENV) target .cache
+	rm -rf $(VENV) target .cache fuzz/target

@@ -1,50 +1,69 @@
-"""Writes the fuzz target's seed corpus (fuzz/corpus/decode, not committed) from the shared vectors.
+"""Writes the decode fuzz targets' seed corpora (fuzz/corpus/<target>, not committed) from the
+shared vectors, or from the project's own fixtures (tests/fixtures) where those are absent.
 
-Each vector case becomes one input in the target's format: a byte choosing the protocol and the
-compression, then each message as a u16 key length (0xffff: no key), a u16 value length and the
-bytes.
+Each vector case becomes one input of its protocol's target (open, craft, canal_json,
+simple_json, simple_avro): a byte choosing the compression (0 none, 1 snappy, 2 lz4; +3 for the
+Asia/Shanghai server time zone), then each message as a u16 key length (0xffff: no key), a u16
+value length and the bytes. Cases too long for `max_len` are also written one message a seed, so
+that every message is in reach. The differential target needs no seeds.
 
-    python fuzz/seed_corpus.py [../shared/vectors]
+    python fuzz/seed_corpus.py [VECTORS_DIR] [--max-len N]
 """
 
+import argparse
 import json
 import pathlib
 import struct
-import sys
 
-PROTOCOLS = {"open": 0, "craft": 1, "canal-json": 2, "simple-json": 3, "simple-avro": 4}
+TARGETS = {"open": "open", "craft": "craft", "canal-json": "canal_json", "simple-json": "simple_json",
+           "simple-avro": "simple_avro"}
 COMPRESSIONS = {"snappy": 1, "lz4": 2}
 
 
-def seed(case: dict) -> bytes | None:
-    protocol = PROTOCOLS.get(case.get("protocol"))
-    if protocol is None:
-        return None
-    compression = COMPRESSIONS.get((case.get("config") or {}).get("compression"), 0)
-    out = bytearray([protocol + 6 * compression])
-    for m in case.get("messages") or []:
-        key = bytes.fromhex(m["key_hex"]) if m.get("key_hex") is not None else None
-        value = bytes.fromhex(m.get("value_hex") or "")
+def frame(messages) -> bytes:
+    out = bytearray()
+    for key, value in messages:
         if len(value) > 0xFFFF or (key is not None and len(key) >= 0xFFFF):
             continue
         out += struct.pack("<HH", 0xFFFF if key is None else len(key), len(value)) + (key or b"") + value
     return bytes(out)
 
 
+def seeds(case: dict, max_len: int):
+    target = TARGETS.get(case.get("protocol"))
+    if target is None:
+        return target, []
+    head = bytes([COMPRESSIONS.get((case.get("config") or {}).get("compression"), 0)])
+    messages = [(bytes.fromhex(m["key_hex"]) if m.get("key_hex") is not None else None,
+                 bytes.fromhex(m.get("value_hex") or "")) for m in case.get("messages") or []]
+    whole = head + frame(messages)
+    out = [whole]
+    if len(whole) > max_len and len(messages) > 1:
+        out += [head + frame([m]) for m in messages]
+    return target, out
+
+
 def main() -> None:
     here = pathlib.Path(__file__).resolve().parent
-    vectors = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else here.parent.parent / "shared" / "vectors"
-    corpus = here / "corpus" / "decode"
-    corpus.mkdir(parents=True, exist_ok=True)
-    written = 0
+    parser = argparse.ArgumentParser()
+    parser.add_argument("vectors", nargs="?", type=pathlib.Path)
+    parser.add_argument("--max-len", type=int, default=2048)
+    args = parser.parse_args()
+    vectors = args.vectors or here.parent.parent / "shared" / "vectors"
+    if not vectors.is_dir():
+        vectors = here.parent / "tests" / "fixtures"
+    written = {}
     for path in sorted(vectors.glob("*/*.json")):
         doc = json.loads(path.read_text())
         for i, case in enumerate(doc.get("cases", [doc])):
-            data = seed(case)
-            if data is not None:
-                (corpus / f"{path.parent.name}_{path.stem}_{i}").write_bytes(data)
-                written += 1
-    print(f"{written} seeds in {corpus}")
+            target, data = seeds(case, args.max_len)
+            for j, seed in enumerate(data):
+                corpus = here / "corpus" / target
+                corpus.mkdir(parents=True, exist_ok=True)
+                (corpus / f"{path.parent.name}_{path.stem}_{i}_{j}").write_bytes(seed)
+                written[target] = written.get(target, 0) + 1
+    (here / "corpus" / "differential").mkdir(parents=True, exist_ok=True)
+    print(f"seeds from {vectors}: " + ", ".join(f"{t} {n}" for t, n in sorted(written.items())))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,9 @@
 //! a u16 value length and the bytes.
 #![no_main]
 
+#[path = "../check.rs"]
+mod check;
+
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -17,24 +20,6 @@ use libfuzzer_sys::fuzz_target;
 use ticdc_rs::arrow::infer::infer_schema;
 use ticdc_rs::arrow::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError, TableName};
 use ticdc_rs::{BatchEncoder, EncodeOptions, Protocol};
-
-fn take<'a>(data: &mut &'a [u8], n: usize) -> &'a [u8] {
-    let (head, rest) = data.split_at(n.min(data.len()));
-    *data = rest;
-    head
-}
-
-fn messages(mut data: &[u8]) -> (Vec<Option<&[u8]>>, Vec<&[u8]>) {
-    let (mut keys, mut values) = (Vec::new(), Vec::new());
-    while data.len() >= 4 {
-        let key_len = u16::from_le_bytes([data[0], data[1]]);
-        let value_len = u16::from_le_bytes([data[2], data[3]]) as usize;
-        data = &data[4..];
-        keys.push((key_len != u16::MAX).then(|| take(&mut data, key_len as usize)));
-        values.push(take(&mut data, value_len));
-    }
-    (keys, values)
-}
 
 fn decode_all(options: DecodeOptions, batches: &[RecordBatch]) -> Vec<RecordBatch> {
     let mut decoder = BatchDecoder::new(options).expect("valid options");
@@ -63,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
     let compression = [Compression::None, Compression::Snappy, Compression::Lz4][(choice / 6 % 3) as usize];
     let views = choice / 18 % 2 == 1;
     let timezone = if choice / 36 % 2 == 1 { "Asia/Shanghai" } else { "UTC" }.to_string();
-    let (keys, values) = messages(rest);
+    let (keys, values) = check::messages(rest);
     let schema = Arc::new(Schema::new(vec![
         Field::new("key", DataType::Binary, true),
         Field::new("value", DataType::Binary, true),

@@ -299,6 +299,9 @@ pub struct BatchDecoder {
     /// The carried values of messages held past their batch: one single-row array per carry
     /// column, by where the message came from.
     held_carry: rustc_hash::FxHashMap<Origin, Vec<ArrayRef>>,
+    /// The Kafka values, as they came, of held messages whose whole value was compressed: a
+    /// codec holds the decompressed bytes, but an ERROR row carries the message's raw bytes.
+    held_raw: rustc_hash::FxHashMap<Origin, Vec<u8>>,
     /// Output rows of this batch decoded from messages of an earlier batch, with their origin.
     earlier_rows: Vec<(Range<usize>, Origin)>,
     /// The codecs' value buffers, kept from one batch to the next (see [`SpareBuffers`]).
@@ -342,6 +345,7 @@ impl BatchDecoder {
             batch: 0,
             held: Vec::new(),
             held_carry: Default::default(),
+            held_raw: Default::default(),
             earlier_rows: Vec::new(),
             spare: SpareBuffers::default(),
             options,
@@ -460,9 +464,17 @@ impl BatchDecoder {
         let origin = Origin { batch: self.batch, message: index };
         let mut held = std::mem::take(&mut self.held);
         for c in 0..self.codecs.len() {
-            if self.codecs[c].take_held(origin, &mut held) && !self.options.carry.is_empty() {
-                let values = self.carried_values(input, &UInt32Array::from(vec![index as u32]))?;
-                self.held_carry.insert(origin, values);
+            if self.codecs[c].take_held(origin, &mut held) {
+                if !self.options.carry.is_empty() {
+                    let values = self.carried_values(input, &UInt32Array::from(vec![index as u32]))?;
+                    self.held_carry.insert(origin, values);
+                }
+                if self.options.compression != Compression::None {
+                    let raw = input.column_by_name(&self.options.value_column).and_then(|a| Bytes::new(a.as_ref()));
+                    if let Some(raw) = raw.and_then(|values| values.get(index)) {
+                        self.held_raw.insert(origin, raw.to_vec());
+                    }
+                }
             }
             let protocol = self.codecs[c].protocol();
             for h in held.drain(..) {
@@ -487,13 +499,17 @@ impl BatchDecoder {
     }
 
     fn replay(&mut self, protocol: Protocol, index: usize, h: Held) -> Result<()> {
+        let raw = self.held_raw.remove(&h.origin);
         let result = match h.failure {
             Some(fault) => Err((protocol.name(), fault)),
             None => self.decode_with(protocol, index, h.key.as_deref(), &h.value, &mut MessageEvents::default()),
         };
         match result {
             Ok(()) => Ok(()),
-            Err((name, fault)) => self.fail(name, index, fault, h.key.as_deref(), Some(&h.value)),
+            Err((name, fault)) => {
+                let value = raw.as_deref().unwrap_or(&h.value);
+                self.fail(name, index, fault, h.key.as_deref(), Some(value))
+            }
         }
     }
 

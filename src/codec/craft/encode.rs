@@ -450,7 +450,11 @@ fn as_f64(value: &Value<'_>, float32: bool) -> Option<f64> {
         _ => {
             let text = text_of(value)?;
             if float32 {
-                text.parse::<f32>().ok().map(f64::from)
+                // The nearest float32 when it reads back as the text; else the float64 the text
+                // names: the decoder keeps a FLOAT's wire float64 that no float32 holds, and
+                // narrowing its text would change it (or overflow to infinity) without a word.
+                let narrow = text.parse::<f32>().ok().filter(|g| g.to_string() == text);
+                narrow.map(f64::from).or_else(|| text.parse::<f64>().ok())
             } else {
                 text.parse::<f64>().ok()
             }
@@ -542,4 +546,24 @@ fn put_delta_varints(out: &mut Vec<u8>, values: impl Iterator<Item = i64>) {
 fn put_size_table(out: &mut Vec<u8>, sizes: &[i64]) {
     put_uvarint(out, sizes.len() as u64);
     put_delta_varints(out, sizes.iter().copied());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::as_f64;
+    use crate::event::Value;
+
+    /// A FLOAT column's text encodes as the float32 it names, or as the float64 the decoder read
+    /// from the wire when no float32 holds it (found by the craft fuzz target: 1.4e193 became inf).
+    #[test]
+    fn float_text_keeps_values_no_float32_holds() {
+        let text = |t: &str| as_f64(&Value::Text(t.into()), true);
+        assert_eq!(text("1.1"), Some(1.1f32 as f64));
+        assert_eq!(text("-0"), Some(-0.0));
+        assert_eq!(text("16777217"), Some(16777217.0));
+        let big = 1.4137449735717864e193;
+        assert_eq!(text(&big.to_string()), Some(big));
+        assert_eq!(text("inf"), Some(f64::INFINITY));
+        assert_eq!(text("x"), None);
+    }
 }

@@ -221,11 +221,11 @@ impl SimpleEncoder {
                         format!(",\"checksum\":{{\"version\":1,\"corrupted\":false,\"current\":{current},\"previous\":{previous}}}").as_bytes(),
                     );
                 }
+                // An image the event has is written even when it is empty (as the Avro form does):
+                // a row message without its `data` (or a DELETE's `old`) does not decode.
                 for (name, image) in [("data", row.data), ("old", row.old)] {
-                    let mut columns: Vec<&Column<'_>> = image.unwrap_or(&[]).iter().filter(keep).collect();
-                    if columns.is_empty() {
-                        continue;
-                    }
+                    let Some(image) = image else { continue };
+                    let mut columns: Vec<&Column<'_>> = image.iter().filter(keep).collect();
                     columns.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
                     out.extend_from_slice(format!(",\"{name}\":{{").as_bytes());
                     for (i, c) in columns.iter().enumerate() {
