@@ -110,10 +110,10 @@ def bench_polars(n: int, reps: int) -> None:
 def bench_spark(n: int, reps: int) -> None:
     sys.path.insert(0, str(ROOT / "examples"))
     os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from jvm import with_delta_and_kafka
     from pyspark.sql import SparkSession
 
     import ticdc_rs.spark as ts
+    from jvm import with_delta_and_kafka
 
     spark = (with_delta_and_kafka(SparkSession.builder).master("local[*]")
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4").getOrCreate())

@@ -621,7 +621,8 @@ fn empty_row_image_round_trips() {
         let mut records = Vec::new();
         encoder.encode(&events, &events.events[0], &mut records).unwrap();
         let values: Vec<Vec<u8>> = records.iter().map(|r| r.value.clone()).collect();
-        let got = decode_stream(codec(protocol, false).as_mut(), &values).unwrap_or_else(|e| panic!("{protocol:?}: {e:?}"));
+        let got =
+            decode_stream(codec(protocol, false).as_mut(), &values).unwrap_or_else(|e| panic!("{protocol:?}: {e:?}"));
         let Some(Got::Event(e, after, ..)) = got.last() else { panic!("{protocol:?}: no row") };
         assert_eq!(e.kind, EventKind::Insert, "{protocol:?}");
         assert!(after.is_empty(), "{protocol:?}");
