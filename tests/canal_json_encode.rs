@@ -46,6 +46,7 @@ fn options_of(config: &Json) -> EncodeOptions {
         compression: Compression::parse(config["compression"].as_str().unwrap_or("none")).unwrap(),
         large_message_handle: LargeMessageHandle::parse(config["large_message_handle_option"].as_str().unwrap_or("none")).unwrap(),
         claim_check_raw_value: flag("claim_check_raw_value"),
+        output_row_key: flag("output_row_key"),
         ..Default::default()
     }
 }
