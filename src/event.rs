@@ -148,6 +148,12 @@ pub struct Event<'a> {
     pub ddl_type: Option<Text<'a>>,
     pub handle_key_only: bool,
     pub claim_check: Option<Text<'a>>,
+    /// The start ts of the event's transaction, where the message carries it (Simple JSON's
+    /// `startTs`, TiCDC's `simple-include-start-ts`).
+    pub start_ts: Option<u64>,
+    /// The row's TiKV key, where the message carries it (Canal-JSON's `_tidb.rowkey`, TiCDC's
+    /// `output-row-key`).
+    pub row_key: Option<Cow<'a, [u8]>>,
     /// Primary/handle key column names: a range into [`MessageEvents::keys`].
     pub keys: Range<usize>,
     /// The new row of an INSERT or UPDATE: a range into [`MessageEvents::columns`].
@@ -172,6 +178,8 @@ impl<'a> Event<'a> {
             ddl_type: None,
             handle_key_only: false,
             claim_check: None,
+            start_ts: None,
+            row_key: None,
             keys: 0..0,
             after: None,
             before: None,

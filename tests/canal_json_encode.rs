@@ -49,6 +49,7 @@ fn options_of(config: &Json) -> EncodeOptions {
         )
         .unwrap(),
         claim_check_raw_value: flag("claim_check_raw_value"),
+        output_row_key: flag("output_row_key"),
         ..Default::default()
     }
 }

@@ -236,9 +236,16 @@ class Encoder:
     `only_output_updated_columns`, `delete_only_output_handle_key_columns`, `compression`,
     `max_message_bytes`, `max_batch_size`, `large_message_handle_option`, `claim_check_dir`,
     `claim_check_raw_value`, `enable_row_checksum`, `send_bootstrap_in_msg_count`,
-    `send_bootstrap_interval_in_sec`, `send_bootstrap`, `timezone`.
+    `send_bootstrap_interval_in_sec`, `send_bootstrap`, `timezone`, `output_row_key` (Canal-JSON
+    `_tidb.rowkey` from `_row_key`), `simple_include_start_ts` (Simple JSON `startTs` from
+    `_start_ts`).
     An instance is also a `mapInArrow` function (`df.mapInArrow(enc, enc.schema)`).
     A row that cannot be encoded raises `EncodeError`, whose `row` is its index in the batch.
+
+    Input carrying Kafka's placement (`_partition`, `_topic`, as decoders carry them) is encoded
+    per destination, as TiCDC's Kafka sink does: no message mixes partitions, each partition's
+    rows keep their order, and the output gains `topic` (string) / `partition` (int32) columns,
+    the ones Spark's Kafka sink reads. `schema_for(input_schema)` gives that output's schema.
     """
 
     def __init__(self, protocol: str, **options) -> None:
@@ -258,6 +265,19 @@ class Encoder:
     @property
     def protocol(self) -> str:
         return self._protocol
+
+    def schema_for(self, input_schema) -> ArrowSchema:
+        """The output schema for input of `input_schema` (a `pyarrow.Schema`, a Spark
+        `StructType` or a list of column names): `key`, `value`, then `topic` if the input has
+        `_topic` and `partition` if it has `_partition`. For
+        `df.mapInArrow(enc, enc.schema_for(df.schema))`."""
+        names = set(getattr(input_schema, "names", None) or input_schema)
+        fields = list(self.schema.arrow)
+        if "_topic" in names:
+            fields.append(pa.field("topic", pa.string()))
+        if "_partition" in names:
+            fields.append(pa.field("partition", pa.int32()))
+        return ArrowSchema(pa.schema(fields))
 
     def encode(self, batch) -> pa.RecordBatch:
         """One batch of events in (anything with `__arrow_c_array__`), one batch of records out."""

@@ -64,7 +64,9 @@ class NativeEncoder:
     def schema(self) -> Any:
         """`key` (binary, nullable) and `value` (binary)."""
     def encode(self, batch: Any) -> Any:
-        """A batch of events (either layout) in; a batch of `key`/`value` records out."""
+        """A batch of events (either layout) in; a batch of `key`/`value` records out, plus
+        `topic` (utf8) / `partition` (int32) when the input has `_topic` / `_partition`, whose
+        rows are then encoded per destination."""
 
 def infer_schema(
     batches: Sequence[Any],

@@ -27,6 +27,8 @@ pub fn fields(collect_errors: bool) -> Vec<FieldRef> {
         utf8("_ddl_type", true),
         Arc::new(Field::new("_handle_key_only", DataType::Boolean, false)),
         utf8("_claim_check", true),
+        int64("_start_ts", true),
+        Arc::new(Field::new("_row_key", DataType::Binary, true)),
         int64("_message", false),
     ];
     if collect_errors {
@@ -50,6 +52,8 @@ pub struct MetaBuilder {
     ddl_type: MostlyNull<StringBuilder>,
     handle_key_only: BooleanBuilder,
     claim_check: MostlyNull<StringBuilder>,
+    start_ts: MostlyNull<Int64Builder>,
+    row_key: MostlyNull<BinaryBuilder>,
     message: Int64Builder,
     errors: Option<ErrorColumns>,
 }
@@ -95,6 +99,12 @@ impl ArrayBuilderNulls for StringBuilder {
     }
 }
 
+impl ArrayBuilderNulls for BinaryBuilder {
+    fn append_nulls(&mut self, n: usize) {
+        BinaryBuilder::append_nulls(self, n)
+    }
+}
+
 impl ArrayBuilderNulls for Int64Builder {
     fn append_nulls(&mut self, n: usize) {
         Int64Builder::append_nulls(self, n)
@@ -122,6 +132,8 @@ impl MetaBuilder {
             ddl_type: MostlyNull::default(),
             handle_key_only: BooleanBuilder::new(),
             claim_check: MostlyNull::default(),
+            start_ts: MostlyNull::default(),
+            row_key: MostlyNull::default(),
             message: Int64Builder::new(),
             errors: collect_errors.then(|| ErrorColumns {
                 error: StringBuilder::new(),
@@ -145,6 +157,8 @@ impl MetaBuilder {
         self.ddl_type.append(event.ddl_type.as_deref(), StringBuilder::append_value);
         self.handle_key_only.append_value(event.handle_key_only);
         self.claim_check.append(event.claim_check.as_deref(), StringBuilder::append_value);
+        self.start_ts.append(event.start_ts.map(|v| v as i64), Int64Builder::append_value);
+        self.row_key.append(event.row_key.as_deref(), BinaryBuilder::append_value);
         self.message.append_value(message as i64);
         if let Some(e) = &mut self.errors {
             e.error.append_null();
@@ -175,7 +189,8 @@ impl MetaBuilder {
         for ((name, builder), more) in columns.into_iter().zip(more) {
             ensure_room(name, builder.values_slice().len(), more)?;
         }
-        Ok(())
+        let row_keys = kept.iter().map(|&i| events.events[i].row_key.as_deref().map_or(0, <[u8]>::len)).sum();
+        ensure_room("_row_key", self.row_key.builder.values_slice().len(), row_keys)
     }
 
     /// The one ERROR row of a message that could not be read. Its raw bytes are left out (null)
@@ -188,9 +203,10 @@ impl MetaBuilder {
         for b in [&mut self.table_schema, &mut self.ddl, &mut self.ddl_type, &mut self.claim_check] {
             b.nulls_due += 1;
         }
-        for b in [&mut self.table_id, &mut self.partition_id, &mut self.schema_version] {
+        for b in [&mut self.table_id, &mut self.partition_id, &mut self.schema_version, &mut self.start_ts] {
             b.nulls_due += 1;
         }
+        self.row_key.nulls_due += 1;
         self.handle_key_only.append_value(false);
         self.message.append_value(message as i64);
         let e = self.errors.as_mut().expect("error rows exist only when collecting errors");
@@ -229,6 +245,8 @@ impl MetaBuilder {
             finish_text(self.ddl_type.settle()),
             finish_bool(&mut self.handle_key_only),
             finish_text(self.claim_check.settle()),
+            finish_int(self.start_ts.settle()),
+            finish_binary(self.row_key.settle()),
             finish_int(&mut self.message),
         ];
         if let Some(e) = &mut self.errors {
@@ -242,6 +260,11 @@ impl MetaBuilder {
 
 fn finish_text(builder: &mut StringBuilder) -> ArrayRef {
     let next = StringBuilder::with_capacity(builder.len(), builder.values_slice().len());
+    Arc::new(std::mem::replace(builder, next).finish())
+}
+
+fn finish_binary(builder: &mut BinaryBuilder) -> ArrayRef {
+    let next = BinaryBuilder::with_capacity(builder.len(), builder.values_slice().len());
     Arc::new(std::mem::replace(builder, next).finish())
 }
 

@@ -617,7 +617,10 @@ impl BatchDecoder {
     fn emit(&mut self, index: usize, events: &MessageEvents<'_>) -> FaultResult<()> {
         self.kept.clear();
         for (i, e) in events.events.iter().enumerate() {
-            if e.commit_ts > i64::MAX as u64 || e.schema_version.is_some_and(|v| v > i64::MAX as u64) {
+            if e.commit_ts > i64::MAX as u64
+                || e.schema_version.is_some_and(|v| v > i64::MAX as u64)
+                || e.start_ts.is_some_and(|v| v > i64::MAX as u64)
+            {
                 return Err(Fault::new(0, format!("timestamp {} does not fit int64", e.commit_ts)));
             }
             if self.layout.keeps(e) {

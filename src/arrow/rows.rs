@@ -80,6 +80,8 @@ struct Meta<'a> {
     ddl_type: Option<&'a StringArray>,
     handle_key_only: Option<&'a arrow_array::BooleanArray>,
     claim_check: Option<&'a StringArray>,
+    start_ts: Option<&'a arrow_array::Int64Array>,
+    row_key: Option<&'a arrow_array::BinaryArray>,
 }
 
 impl<'a> Meta<'a> {
@@ -100,6 +102,11 @@ impl<'a> Meta<'a> {
                 Some(a) => Some(a.as_boolean_opt().ok_or("column _handle_key_only must be bool")?),
             },
             claim_check: text_column(batch, "_claim_check")?,
+            start_ts: int_column(batch, "_start_ts")?,
+            row_key: match batch.column_by_name("_row_key") {
+                None => None,
+                Some(a) => Some(a.as_binary_opt::<i32>().ok_or("column _row_key must be binary")?),
+            },
         })
     }
 
@@ -135,6 +142,8 @@ impl<'a> Meta<'a> {
         e.ddl_type = text_at(self.ddl_type, row);
         e.handle_key_only = self.handle_key_only.is_some_and(|a| a.is_valid(row) && a.value(row));
         e.claim_check = text_at(self.claim_check, row);
+        e.start_ts = int_at(self.start_ts, row).map(|v| v as u64);
+        e.row_key = self.row_key.filter(|a| a.is_valid(row)).map(|a| Cow::Borrowed(a.value(row)));
     }
 }
 

@@ -18,6 +18,8 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use base64::Engine;
+
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
 use crate::event::{same_name, ColumnType, Event, EventKind, MessageEvents, SpareBuffers, Text, Value};
@@ -247,6 +249,8 @@ struct Header<'a> {
     watermark_ts: Option<u64>,
     only_handle_key: bool,
     claim_check: Option<Text<'a>>,
+    /// `_tidb.rowkey` (TiCDC's `output-row-key`), base64-decoded.
+    row_key: Option<Vec<u8>>,
 }
 
 impl Codec for CanalJsonCodec {
@@ -411,6 +415,7 @@ impl CanalJsonCodec {
             ev.keys = h.keys.clone();
             ev.handle_key_only = h.only_handle_key;
             ev.claim_check = h.claim_check.clone();
+            ev.row_key = h.row_key.clone().map(Cow::Owned);
             match kind {
                 EventKind::Delete => ev.before = Some(row.clone()),
                 EventKind::Update => {
@@ -641,6 +646,18 @@ fn read_tidb<'a>(cur: &mut JsonCursor<'a>, h: &mut Header<'a>) -> FaultResult<()
             "watermarkTs" => h.watermark_ts = Some(cur.u64()?),
             "onlyHandleKey" => h.only_handle_key = cur.bool()?,
             "claimCheckLocation" => h.claim_check = nullable_string(cur)?,
+            // easyjson's Base64Bytes: standard alphabet, padded; `null` for a nil key.
+            "rowkey" => {
+                let at = cur.offset();
+                h.row_key = match nullable_string(cur)? {
+                    None => None,
+                    Some(text) => Some(
+                        base64::engine::general_purpose::STANDARD
+                            .decode(text.as_bytes())
+                            .map_err(|e| Fault::new(at, format!("_tidb.rowkey is not base64: {e}")))?,
+                    ),
+                };
+            }
             _ => cur.skip_value()?,
         }
     }

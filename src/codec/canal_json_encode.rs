@@ -13,6 +13,8 @@
 
 use std::fmt::Write as _;
 
+use base64::Engine as _;
+
 use crate::codec::large::{claim_check_body, store_claim_check};
 use crate::codec::{Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
 use crate::ddl_action;
@@ -184,6 +186,20 @@ impl CanalJsonEncoder {
             if let Some(location) = form.claim_check {
                 s.push_str(",\"claimCheckLocation\":");
                 json_string(&mut s, location);
+            }
+            // TiCDC writes the row key only with both `enable-tidb-extension` and
+            // `output-row-key`, last in `_tidb`, as easyjson's Base64Bytes: padded standard
+            // base64, `null` for a nil key (pkg/sink/codec/canal/canal_json_encoder.go).
+            if self.options.output_row_key {
+                s.push_str(",\"rowkey\":");
+                match event.row_key.as_deref() {
+                    Some(key) => {
+                        s.push('"');
+                        base64::engine::general_purpose::STANDARD.encode_string(key, &mut s);
+                        s.push('"');
+                    }
+                    None => s.push_str("null"),
+                }
             }
             s.push('}');
         }

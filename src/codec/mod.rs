@@ -277,6 +277,11 @@ pub struct EncodeOptions {
     pub timezone: String,
     /// simple: the `buildTs` (ms) to write; None writes the wall clock, as TiCDC does.
     pub build_ts: Option<i64>,
+    /// canal-json: `output-row-key`: write each row's TiKV key as `_tidb.rowkey` (with
+    /// `enable_tidb_extension` only, as TiCDC does).
+    pub output_row_key: bool,
+    /// simple (JSON): `simple-include-start-ts`: write the transaction's `startTs` in DML messages.
+    pub simple_include_start_ts: bool,
 }
 
 impl Default for EncodeOptions {
@@ -299,6 +304,8 @@ impl Default for EncodeOptions {
             send_bootstrap_interval_in_sec: 120,
             timezone: "UTC".into(),
             build_ts: None,
+            output_row_key: false,
+            simple_include_start_ts: false,
         }
     }
 }
@@ -337,6 +344,8 @@ impl EncodeOptions {
             "send_bootstrap_in_msg_count" => self.send_bootstrap_in_msg_count = size()? as u64,
             "send_bootstrap_interval_in_sec" => self.send_bootstrap_interval_in_sec = size()? as u64,
             "timezone" | "time_zone" => self.timezone = value.to_string(),
+            "output_row_key" => self.output_row_key = flag()?,
+            "simple_include_start_ts" | "include_start_ts" => self.simple_include_start_ts = flag()?,
             _ => return Err(format!("unknown encoder option {name:?}")),
         }
         Ok(())

@@ -155,6 +155,7 @@ def encoder_options(vector: dict) -> dict:
     names = (
         "enable_tidb_extension", "content_compatible", "only_output_updated_columns", "output_old_value",
         "delete_only_output_handle_key_columns", "compression", "enable_row_checksum", "claim_check_raw_value",
+        "output_row_key", "simple_include_start_ts",
     )
     options = {k: cfg[k] for k in names if cfg.get(k) is not None}
     options["timezone"] = cfg.get("time_zone") or "UTC"

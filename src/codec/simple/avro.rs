@@ -305,6 +305,7 @@ impl AvroDecoder {
         let row = RowHeader {
             kind,
             commit_ts,
+            start_ts: None,
             database: Cow::Borrowed(database),
             table: Cow::Borrowed(table_name),
             table_id: Some(table_id).filter(|&id| id != 0),

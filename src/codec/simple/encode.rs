@@ -203,9 +203,14 @@ impl SimpleEncoder {
                 if row.table_id != 0 {
                     out.extend_from_slice(format!(",\"tableID\":{}", row.table_id).as_bytes());
                 }
-                out.extend_from_slice(
-                    format!(",\"type\":\"{kind}\",\"commitTs\":{},\"buildTs\":{build_ts}", e.commit_ts).as_bytes(),
-                );
+                out.extend_from_slice(format!(",\"type\":\"{kind}\",\"commitTs\":{}", e.commit_ts).as_bytes());
+                // `simple-include-start-ts` (pingcap/ticdc#6143): `startTs` follows `commitTs`
+                // in DML messages; an event without one (decoded from a message without it)
+                // writes its commit ts, as TiCDC's decoder falls back to it.
+                if self.options.simple_include_start_ts {
+                    out.extend_from_slice(format!(",\"startTs\":{}", e.start_ts.unwrap_or(e.commit_ts)).as_bytes());
+                }
+                out.extend_from_slice(format!(",\"buildTs\":{build_ts}").as_bytes());
                 if row.version != 0 {
                     out.extend_from_slice(format!(",\"schemaVersion\":{}", row.version).as_bytes());
                 }

@@ -38,6 +38,7 @@ struct Header<'a> {
     table_id: Option<i64>,
     sql: Option<Text<'a>>,
     commit_ts: u64,
+    start_ts: Option<u64>,
     schema_version: u64,
     claim_check: Option<Text<'a>>,
     handle_key_only: bool,
@@ -76,6 +77,7 @@ impl JsonDecoder {
             table_id: None,
             sql: None,
             commit_ts: 0,
+            start_ts: None,
             schema_version: 0,
             claim_check: None,
             handle_key_only: false,
@@ -95,6 +97,8 @@ impl JsonDecoder {
                 "tableID" => h.table_id = Some(cur.i64()?),
                 "sql" => h.sql = Some(cur.string()?),
                 "commitTs" => h.commit_ts = cur.u64()?,
+                // TiCDC's `simple-include-start-ts` (DML only; pingcap/ticdc#6143).
+                "startTs" => h.start_ts = if cur.null()? { None } else { Some(cur.u64()?) },
                 "schemaVersion" => h.schema_version = cur.u64()?,
                 "claimCheckLocation" => h.claim_check = if cur.null()? { None } else { Some(cur.string()?) },
                 "handleKeyOnly" => h.handle_key_only = !cur.null()? && cur.bool()?,
@@ -307,6 +311,7 @@ impl JsonDecoder {
         let row = RowHeader {
             kind: row_kind,
             commit_ts: h.commit_ts,
+            start_ts: h.start_ts,
             database,
             table: table_name,
             table_id: h.table_id,

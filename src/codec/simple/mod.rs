@@ -793,6 +793,8 @@ pub fn is_ddl_type(kind: &str) -> bool {
 pub struct RowHeader<'a> {
     pub kind: EventKind,
     pub commit_ts: u64,
+    /// `startTs`: Simple JSON with TiCDC's `simple-include-start-ts`.
+    pub start_ts: Option<u64>,
     pub database: Text<'a>,
     pub table: Text<'a>,
     pub table_id: Option<i64>,
@@ -831,6 +833,7 @@ pub fn finish_row<'a>(
     event.schema_version = Some(h.schema_version);
     event.handle_key_only = h.handle_key_only;
     event.claim_check = h.claim_check;
+    event.start_ts = h.start_ts;
     event.after = after;
     event.before = before;
     out.events.push(event);
