@@ -274,7 +274,9 @@ def apply(events: DataFrame, target: str, keys: Sequence[str] | None = None, *, 
                 live = (table.toDF().where(~F.col(DELETED) & (F.col(COMMIT_TS) < resets[-1])).select(*keys)
                         .withColumn(COMMIT_TS, F.lit(resets[-1])).withColumn(DELETED, F.lit(True)))
                 changes = changes.unionByName(live, allowMissingColumns=True)
-            source = _latest(changes, keys).select(*columns, COMMIT_TS, DELETED)
+            # A tombstone holds its key alone, as in the Polars adapter.
+            values = [F.when(~F.col(DELETED), F.col(c)).alias(c) if c not in keys else F.col(c) for c in columns]
+            source = _latest(changes, keys).select(*values, COMMIT_TS, DELETED)
             on = keys
             update = (f"s.{COMMIT_TS} > t.{COMMIT_TS} OR (s.{COMMIT_TS} = t.{COMMIT_TS} "
                       f"AND t.{DELETED} AND NOT s.{DELETED})")
