@@ -337,6 +337,10 @@ impl EncodeOptions {
             "send_bootstrap_in_msg_count" => self.send_bootstrap_in_msg_count = size()? as u64,
             "send_bootstrap_interval_in_sec" => self.send_bootstrap_interval_in_sec = size()? as u64,
             "timezone" | "time_zone" => self.timezone = value.to_string(),
+            "build_ts" => {
+                self.build_ts =
+                    Some(value.parse().map_err(|_| format!("option {name}: expected milliseconds, got {value:?}"))?)
+            }
             _ => return Err(format!("unknown encoder option {name:?}")),
         }
         Ok(())
