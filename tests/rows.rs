@@ -131,5 +131,6 @@ fn typed_batches_survive_canal_json_encoding() {
         }
         checked += 1;
     }
-    assert!(checked >= 5, "only {checked} vectors with rows");
+    // The shared golden set has many; the project's own fixtures two.
+    assert!(checked >= if common::vector_dir("canal-json").1 { 5 } else { 2 }, "only {checked} vectors with rows");
 }
