@@ -15,7 +15,9 @@
 //! * `python` (feature `python`): the thin PyO3 layer behind the `ticdc_rs` Python package.
 //!
 //! Every failure on input is a [`DecodeError`] naming the protocol, the message index in the
-//! batch and the byte offset in the message; no input makes the decoder panic.
+//! batch and the byte offset in the message; no input makes the decoder panic. A call that is
+//! wrong as a whole (options, the input's columns) is a [`UsageError`] instead; the batch
+//! drivers return an [`Error`] holding one or the other.
 
 pub mod arrow;
 pub mod codec;
@@ -33,4 +35,4 @@ pub mod utf8;
 pub use crate::arrow::encode::BatchEncoder;
 pub use crate::arrow::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError};
 pub use crate::codec::{EncodeOptions, Protocol};
-pub use crate::error::{DecodeError, EncodeError};
+pub use crate::error::{DecodeError, EncodeError, Error, UsageError};

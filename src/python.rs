@@ -1,58 +1,68 @@
 //! The private native module `ticdc_rs._ticdc_rs`: a few lines of glue per binding.
 //!
 //! Arrow crosses the boundary only through the Arrow PyCapsule interface (pyo3-arrow); batches
-//! are decoded with the GIL released. [`to_py_err`] and [`to_py_encode_err`] are the one place
-//! a Rust error becomes a Python exception. The public API, its defaults and the Spark/Polars adapters live in Python.
+//! are decoded with the GIL released. [`to_py_err`] is the one place a Rust error becomes a
+//! Python exception (usage errors the glue finds itself go through [`usage`]). The public API, its defaults and the Spark/Polars adapters live in Python.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyNotImplementedError, PyValueError};
+use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::{PyField, PyRecordBatch, PySchema};
 
 use crate::arrow::{infer, LayoutOptions, TableName};
 use crate::codec::simple::TableSchema;
-use crate::EncodeError as RustEncodeError;
-use crate::{
-    BatchDecoder, BatchEncoder, Compression, DecodeError as RustDecodeError, DecodeOptions, EncodeOptions, OnError,
-    Protocol,
-};
+use crate::error::Error;
+use crate::{BatchDecoder, BatchEncoder, Compression, DecodeOptions, EncodeOptions, OnError, Protocol};
 
 create_exception!(_ticdc_rs, DecodeError, PyValueError, "A message could not be decoded.");
 create_exception!(_ticdc_rs, EncodeError, PyValueError, "A batch could not be encoded.");
+create_exception!(
+    _ticdc_rs,
+    UsageError,
+    PyValueError,
+    "The call is wrong as a whole: an unknown option or option value, or an input batch without \
+     the columns it needs or with columns of the wrong type."
+);
 
-fn to_py_err(py: Python<'_>, e: RustDecodeError) -> PyErr {
-    if e.reason.ends_with("is not supported yet") {
-        return PyNotImplementedError::new_err(e.reason);
+/// The one place a Rust error becomes a Python exception.
+fn to_py_err(py: Python<'_>, e: Error) -> PyErr {
+    match e {
+        Error::Decode(e) => {
+            let err = DecodeError::new_err(e.to_string());
+            let value = err.value(py);
+            // Setting plain attributes on a fresh exception cannot fail in practice; if it did,
+            // the exception would still carry the full message.
+            let _ = value.setattr("protocol", e.protocol);
+            let _ = value.setattr("message_index", e.message_index);
+            let _ = value.setattr("offset", e.offset);
+            let _ = value.setattr("reason", e.reason);
+            err
+        }
+        Error::Encode(e) => {
+            let err = EncodeError::new_err(e.to_string());
+            let value = err.value(py);
+            let _ = value.setattr("protocol", e.protocol);
+            let _ = value.setattr("row", e.row);
+            let _ = value.setattr("reason", e.reason);
+            err
+        }
+        Error::Usage(e) if e.reason.ends_with("is not supported yet") => PyNotImplementedError::new_err(e.reason),
+        Error::Usage(e) => UsageError::new_err(e.to_string()),
+        Error::Internal(e) => PyRuntimeError::new_err(e.to_string()),
     }
-    let err = DecodeError::new_err(e.to_string());
-    let value = err.value(py);
-    // Setting plain attributes on a fresh exception cannot fail in practice; if it did, the
-    // exception would still carry the full message.
-    let _ = value.setattr("protocol", e.protocol);
-    let _ = value.setattr("message_index", e.message_index);
-    let _ = value.setattr("offset", e.offset);
-    let _ = value.setattr("reason", e.reason);
-    err
 }
 
-fn to_py_encode_err(py: Python<'_>, e: RustEncodeError) -> PyErr {
-    if e.reason.ends_with("is not supported yet") {
-        return PyNotImplementedError::new_err(e.reason);
-    }
-    let err = EncodeError::new_err(e.to_string());
-    let value = err.value(py);
-    let _ = value.setattr("protocol", e.protocol);
-    let _ = value.setattr("row", e.row);
-    let _ = value.setattr("reason", e.reason);
-    err
+/// A usage error of the glue itself (options it parses before the Rust API sees them).
+fn usage(reason: impl Into<String>) -> PyErr {
+    UsageError::new_err(reason.into())
 }
 
 fn parse<T>(what: &str, value: &str, f: impl Fn(&str) -> Option<T>) -> PyResult<T> {
-    f(value).ok_or_else(|| PyValueError::new_err(format!("unknown {what} {value:?}")))
+    f(value).ok_or_else(|| usage(format!("unknown {what} {value:?}")))
 }
 
 fn protocol(name: Option<&str>) -> PyResult<Option<Protocol>> {
@@ -60,7 +70,7 @@ fn protocol(name: Option<&str>) -> PyResult<Option<Protocol>> {
 }
 
 fn table_name(table: &str) -> PyResult<TableName> {
-    TableName::parse(table).ok_or_else(|| PyValueError::new_err(format!("table must be \"db.table\", got {table:?}")))
+    TableName::parse(table).ok_or_else(|| usage(format!("table must be \"db.table\", got {table:?}")))
 }
 
 #[pyclass(module = "ticdc_rs._ticdc_rs")]
@@ -97,8 +107,10 @@ impl NativeDecoder {
             ("typed", Some(table), Some(schema)) => {
                 LayoutOptions::Typed { table: table_name(table)?, schema: schema.into_inner() }
             }
-            ("typed", _, _) => return Err(PyValueError::new_err("layout=\"typed\" needs table= and schema=")),
-            (other, _, _) => return Err(PyValueError::new_err(format!("unknown layout {other:?}"))),
+            ("typed", _, _) => return Err(usage("layout=\"typed\" needs table= and schema=")),
+            (other, _, _) => {
+                return Err(usage(format!("unknown layout {other:?}; expected \"envelope\" or \"typed\"")))
+            }
         };
         let options = DecodeOptions {
             protocol: crate::python::protocol(protocol)?,
@@ -160,9 +172,9 @@ impl NativeEncoder {
         let protocol = parse("protocol", protocol, Protocol::from_name)?;
         let mut parsed = EncodeOptions::default();
         for (name, value) in &options {
-            parsed.set(name, value).map_err(PyValueError::new_err)?;
+            parsed.set(name, value).map_err(usage)?;
         }
-        let inner = BatchEncoder::new(protocol, parsed).map_err(|e| to_py_encode_err(py, e))?;
+        let inner = BatchEncoder::new(protocol, parsed).map_err(|e| to_py_err(py, e))?;
         Ok(NativeEncoder { inner })
     }
 
@@ -174,13 +186,13 @@ impl NativeEncoder {
     fn encode(&mut self, py: Python<'_>, batch: PyRecordBatch) -> PyResult<PyRecordBatch> {
         let batch = batch.into_inner();
         let inner = &mut self.inner;
-        let out = py.detach(|| inner.encode(&batch)).map_err(|e| to_py_encode_err(py, e))?;
+        let out = py.detach(|| inner.encode(&batch)).map_err(|e| to_py_err(py, e))?;
         Ok(PyRecordBatch::new(out))
     }
 }
 
 fn table_schemas_of(texts: &[String]) -> PyResult<Vec<TableSchema>> {
-    texts.iter().map(|t| TableSchema::from_json(t).map_err(PyValueError::new_err)).collect()
+    texts.iter().map(|t| TableSchema::from_json(t).map_err(|e| usage(format!("table_schemas: {e}")))).collect()
 }
 
 #[pyfunction]
@@ -210,7 +222,7 @@ fn infer_schema(
 /// The typed schema of a Simple-protocol `tableSchema` JSON text.
 #[pyfunction]
 fn schema_from_table_schema(text: &str) -> PyResult<PySchema> {
-    let schema = TableSchema::from_json(text).map_err(PyValueError::new_err)?;
+    let schema = TableSchema::from_json(text).map_err(|e| usage(format!("not a table schema: {e}")))?;
     Ok(PySchema::new(Arc::new(schema.definition().arrow_schema())))
 }
 
@@ -218,7 +230,7 @@ fn schema_from_table_schema(text: &str) -> PyResult<PySchema> {
 /// first `CREATE TABLE` and the `ALTER TABLE`s of that table after it.
 #[pyfunction]
 fn schema_from_ddl(sql: &str) -> PyResult<PySchema> {
-    let definition = crate::ddl::parse_ddl_script(sql).map_err(PyValueError::new_err)?;
+    let definition = crate::ddl::parse_ddl_script(sql).map_err(|e| usage(e))?;
     Ok(PySchema::new(Arc::new(definition.arrow_schema())))
 }
 
@@ -226,6 +238,7 @@ fn schema_from_ddl(sql: &str) -> PyResult<PySchema> {
 fn _ticdc_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DecodeError", m.py().get_type::<DecodeError>())?;
     m.add("EncodeError", m.py().get_type::<EncodeError>())?;
+    m.add("UsageError", m.py().get_type::<UsageError>())?;
     m.add_class::<NativeDecoder>()?;
     m.add_class::<NativeEncoder>()?;
     m.add_function(wrap_pyfunction!(infer_schema, m)?)?;

@@ -12,13 +12,10 @@ use proptest::prelude::*;
 use serde_json::Value as Json;
 use ticdc_rs::{BatchDecoder, Compression, DecodeOptions, OnError, Protocol};
 
+mod common;
+
 fn vector_dir() -> PathBuf {
-    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors/canal-json");
-    if shared.is_dir() {
-        return shared;
-    }
-    eprintln!("../shared/vectors is absent: running the project's own fixtures");
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/canal-json")
+    common::vector_dir("canal-json").0
 }
 
 fn batch(values: Vec<Vec<u8>>) -> RecordBatch {
@@ -138,7 +135,28 @@ fn collect_keeps_one_error_row_per_bad_message() {
 
     let err =
         decoder(OnError::Raise, Compression::None).decode(&batch(vec![sample_message(), b"{".to_vec()])).unwrap_err();
+    let err = err.as_decode().expect("a message fault");
     assert_eq!((err.protocol, err.message_index, err.offset), ("canal-json", 1, 1));
+}
+
+/// A call that is wrong as a whole is a usage error, not a fault of message 0.
+#[test]
+fn usage_errors_are_not_message_faults() {
+    let schema = Schema::new(vec![Field::new("payload", DataType::Binary, true)]);
+    let no_value =
+        RecordBatch::try_new(Arc::new(schema), vec![Arc::new(BinaryArray::from_iter_values([b"{}"]))]).unwrap();
+    match decoder(OnError::Collect, Compression::None).decode(&no_value) {
+        Err(ticdc_rs::Error::Usage(e)) => assert!(e.reason.contains("no \"value\" column"), "{e}"),
+        other => panic!("expected a usage error, got {other:?}"),
+    }
+    let schema = Schema::new(vec![Field::new("value", DataType::Int64, true)]);
+    let ints = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(arrow_array::Int64Array::from(vec![1]))]).unwrap();
+    let err = decoder(OnError::Raise, Compression::None).decode(&ints).unwrap_err();
+    assert!(matches!(&err, ticdc_rs::Error::Usage(e) if e.reason.contains("must be binary or string")), "{err}");
+    assert!(err.as_decode().is_none());
+    let zone =
+        DecodeOptions { protocol: Some(Protocol::CanalJson), timezone: "Mars/Olympus".into(), ..Default::default() };
+    assert!(matches!(BatchDecoder::new(zone), Err(ticdc_rs::Error::Usage(_))));
 }
 
 #[test]

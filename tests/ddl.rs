@@ -252,14 +252,11 @@ fn alter_sequences() {
     assert!(apply_ddl(&mut def, "alter table t3 add column x int after nope").is_err());
 }
 
-fn vector_root() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors");
-    if root.is_dir() {
-        Some(root)
-    } else {
-        eprintln!("../shared/vectors is absent: skipping the vector-based checks");
-        None
-    }
+mod common;
+
+/// The protocol directories of the vectors: the shared golden set, else the project's fixtures.
+fn vector_dirs() -> Vec<PathBuf> {
+    ["open", "craft", "canal-json", "simple"].iter().map(|p| common::vector_dir(p).0).collect()
 }
 
 fn read_json(path: &std::path::Path) -> Json {
@@ -270,15 +267,13 @@ fn read_json(path: &std::path::Path) -> Json {
 /// (simple), the columns, types, nullability and key agree with it.
 #[test]
 fn vector_table_definitions() {
-    let Some(root) = vector_root() else { return };
     let mut checked = 0;
-    for dir in std::fs::read_dir(&root).unwrap() {
-        let dir = dir.unwrap().path();
-        if !dir.is_dir() {
-            continue;
-        }
+    for dir in vector_dirs() {
         for file in std::fs::read_dir(&dir).unwrap() {
             let path = file.unwrap().path();
+            if path.extension().is_none_or(|x| x != "json") {
+                continue;
+            }
             let vector = read_json(&path);
             for event in vector["expected"].as_array().into_iter().flatten() {
                 let Some(query) = event["query"].as_str() else { continue };
@@ -334,8 +329,12 @@ fn typed_decoder(schema: &Schema) -> BatchDecoder {
 }
 
 fn canal_vector(name: &str) -> Option<Vec<Vec<u8>>> {
-    let root = vector_root()?;
-    let vector = read_json(&root.join("canal-json").join(name));
+    let path = common::vector_dir("canal-json").0.join(name);
+    if !path.is_file() {
+        eprintln!("{} is absent: skipping", path.display());
+        return None;
+    }
+    let vector = read_json(&path);
     Some(
         vector["messages"]
             .as_array()

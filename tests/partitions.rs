@@ -180,6 +180,7 @@ fn partitions_must_fit_an_int32() {
     let column = arrow_array::Int64Array::from(vec![1i64 << 40; events.num_rows()]);
     let input = with_column(&events, "_partition", Arc::new(column));
     let err = BatchEncoder::new(Protocol::Open, EncodeOptions::default()).unwrap().encode(&input).unwrap_err();
+    let err = err.as_encode().expect("a fault of the row");
     assert_eq!(err.row, Some(0));
     assert!(err.reason.contains("int32"), "{err:?}");
 }

@@ -5,7 +5,6 @@
 //! proptests (no panic on random or mutated input; encode → decode round trips).
 
 use std::borrow::Cow;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -24,12 +23,10 @@ use ticdc_rs::{BatchDecoder, Compression, DecodeOptions, OnError, Protocol};
 
 const BUILD_TS: i64 = 1700000000456;
 
+mod common;
+
 fn vectors() -> Vec<(String, Json)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors/simple");
-    if !dir.is_dir() {
-        eprintln!("../shared/vectors/simple is absent: skipping the golden vectors (the proptests still run)");
-        return Vec::new();
-    }
+    let (dir, _) = common::vector_dir("simple");
     let mut out: Vec<(String, Json)> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -696,6 +693,7 @@ fn bad_input_gives_one_error_row_and_loses_nothing() {
     assert!(errors.value(1).contains("union branch 10"), "{}", errors.value(1));
 
     let err = decoder(Protocol::SimpleAvro, OnError::Raise, |_| {}).decode(&batch(&inputs[..3])).unwrap_err();
+    let err = err.as_decode().expect("a message fault");
     assert_eq!((err.protocol, err.message_index, err.offset), ("simple-avro", 1, 0));
 
     // Checksums: a tampered one fails the message when verification is on.

@@ -10,6 +10,7 @@ for those engines. All decoding happens in Rust; Arrow crosses over through the 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ import pyarrow as pa
 
 from ticdc_rs._changes import ReplayError
 from ticdc_rs._schema import ArrowSchema
-from ticdc_rs._ticdc_rs import DecodeError, EncodeError, NativeDecoder, NativeEncoder, __version__
+from ticdc_rs._ticdc_rs import DecodeError, EncodeError, NativeDecoder, NativeEncoder, UsageError, __version__
 from ticdc_rs._ticdc_rs import infer_schema as _infer_schema
 from ticdc_rs._ticdc_rs import schema_from_ddl as _schema_from_ddl
 from ticdc_rs._ticdc_rs import schema_from_table_schema as _schema_from_table_schema
@@ -36,6 +37,7 @@ __all__ = [
     "schema_for",
     "schema_from_ddl",
     "schema_from_table_schema",
+    "UsageError",
     "__version__",
 ]
 
@@ -54,14 +56,21 @@ KAFKA_COLUMN_TYPES = {
 
 
 def _carry_fields(carry: Iterable[str | pa.Field]) -> list[pa.Field]:
+    if isinstance(carry, (str, pa.Field)):
+        carry = [carry]
     fields = []
     for c in carry:
         if isinstance(c, pa.Field):
             fields.append(c)
+        elif not isinstance(c, str):
+            raise TypeError(f"carry= takes column names or pyarrow.Field objects, not {type(c).__name__}")
         elif c in KAFKA_COLUMN_TYPES:
             fields.append(pa.field(c, KAFKA_COLUMN_TYPES[c]))
         else:
-            raise ValueError(f"carry column {c!r}: give its type as a pyarrow.Field")
+            raise UsageError(
+                f"carry column {c!r} is not one of the Kafka source's columns "
+                f"({', '.join(KAFKA_COLUMN_TYPES)}): give its type as a pyarrow.Field"
+            )
     return fields
 
 
@@ -74,7 +83,45 @@ def _as_schema(schema) -> pa.Schema | None:
         if schema.lstrip().startswith("{"):
             return schema_from_table_schema(schema)
         return schema_from_ddl(schema)
-    return pa.schema(schema)
+    if hasattr(schema, "__arrow_c_schema__"):
+        return pa.schema(schema)
+    raise TypeError(
+        "schema= takes a pyarrow.Schema (or an object with __arrow_c_schema__), a CREATE TABLE "
+        f"statement or a Simple-protocol table schema JSON text, not {type(schema).__name__}"
+    )
+
+
+def _check_protocol(protocol: object, allowed: Sequence[str]) -> None:
+    if not isinstance(protocol, str):
+        raise TypeError(f"protocol must be a str, not {type(protocol).__name__}")
+    if protocol not in allowed:
+        raise UsageError(f"unknown protocol {protocol!r}; expected one of {', '.join(map(repr, allowed))}")
+
+
+def _as_batch(batch, what: str):
+    """`batch` itself when Arrow can import it as a record batch; a pyarrow.Table as one batch."""
+    if isinstance(batch, pa.Table):
+        chunks = batch.combine_chunks().to_batches()
+        return chunks[0] if chunks else pa.RecordBatch.from_pylist([], schema=batch.schema)
+    if isinstance(batch, pa.RecordBatch) or hasattr(batch, "__arrow_c_array__"):
+        return batch
+    raise TypeError(f"{what} must be a pyarrow.RecordBatch (or have __arrow_c_array__), not {type(batch).__name__}")
+
+
+def _batches(batches, who: str) -> Iterator:
+    """An iterator over `batches`, refusing what cannot be one: a single batch or table (whose
+    iteration would yield its columns), a non-iterable, a closed or exhausted generator."""
+    if isinstance(batches, (pa.RecordBatch, pa.Table)):
+        raise TypeError(
+            f"{who} takes an iterator of record batches (mapInArrow's), not one {type(batches).__name__}; "
+            "wrap it in a list, or call Decoder.decode(batch)"
+        )
+    if inspect.isgenerator(batches) and inspect.getgeneratorstate(batches) == inspect.GEN_CLOSED:
+        raise UsageError(f"{who} was handed a generator that is already closed or exhausted")
+    try:
+        return iter(batches)
+    except TypeError:
+        raise TypeError(f"{who} takes an iterator of record batches, not {type(batches).__name__}") from None
 
 
 def _table_schema_texts(texts: Iterable[str | None]) -> list[str]:
@@ -122,8 +169,9 @@ class Decoder:
         max_pending: int = 100_000,
         table_schemas: Iterable[str | None] = (),
     ) -> None:
-        if protocol != "auto" and protocol not in PROTOCOLS:
-            raise ValueError(f"unknown protocol {protocol!r}; expected one of {PROTOCOLS} or 'auto'")
+        _check_protocol(protocol, PROTOCOLS + ("auto",))
+        if table is not None and not isinstance(table, str):
+            raise TypeError(f'table= must be a str ("db.table"), not {type(table).__name__}')
         self._options: dict[str, Any] = dict(
             protocol=protocol,
             layout=layout,
@@ -162,11 +210,11 @@ class Decoder:
 
     def decode(self, batch) -> pa.RecordBatch:
         """One batch of messages in (anything with `__arrow_c_array__`), one batch of events out."""
-        return pa.record_batch(self._native.decode(batch))
+        return pa.record_batch(self._native.decode(_as_batch(batch, "the batch to decode")))
 
     def decode_native(self, batch):
         """Like `decode`, but returns the Arrow PyCapsule object without going through pyarrow."""
-        return self._native.decode(batch)
+        return self._native.decode(_as_batch(batch, "the batch to decode"))
 
     def flush(self) -> pa.RecordBatch:
         """End of stream: Simple-protocol rows still waiting for their table's schema become
@@ -174,8 +222,13 @@ class Decoder:
         return pa.record_batch(self._native.flush())
 
     def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            yield self.decode(batch)
+        """`mapInArrow`'s function: the events of each batch of `batches`, then those of the
+        messages still held at their end. Refuses at once what is not an iterator of batches."""
+        return self._decode_all(_batches(batches, "decode"))
+
+    def _decode_all(self, batches: Iterator) -> Iterator[pa.RecordBatch]:
+        for i, batch in enumerate(batches):
+            yield self.decode(_as_batch(batch, f"item {i} of the iterator"))
         tail = self.flush()
         if tail.num_rows:
             yield tail
@@ -208,15 +261,19 @@ def infer_schema(
     of `table_schemas` (Simple-protocol table schemas, as `Decoder` takes them) when the sample
     brings no definition of the table."""
     if table is None:
-        raise ValueError('infer_schema needs table="db.table"')
+        raise UsageError('infer_schema needs table="db.table"')
+    if not isinstance(table, str):
+        raise TypeError(f'table= must be a str ("db.table"), not {type(table).__name__}')
+    if not isinstance(protocol, str):
+        raise TypeError(f"protocol must be a str, not {type(protocol).__name__}")
     if isinstance(batches, (pa.RecordBatch, pa.Table)):
         batches = [batches]
     flat = []
-    for b in batches:
+    for i, b in enumerate(_batches(batches, "infer_schema")):
         if isinstance(b, pa.Table):
             flat.extend(b.to_batches())
         else:
-            flat.append(b)
+            flat.append(_as_batch(b, f"item {i} of the batches"))
     texts = _table_schema_texts(table_schemas)
     native = _infer_schema(flat, protocol, table, compression, key_column, value_column, texts)
     return pa.schema(native)
@@ -238,7 +295,9 @@ class Encoder:
     `claim_check_raw_value`, `enable_row_checksum`, `send_bootstrap_in_msg_count`,
     `send_bootstrap_interval_in_sec`, `send_bootstrap`, `timezone`, `output_row_key` (Canal-JSON
     `_tidb.rowkey` from `_row_key`), `simple_include_start_ts` (Simple JSON `startTs` from
-    `_start_ts`).
+    `_start_ts`); and `build_ts`, the Simple protocol's `buildTs` in ms (TiCDC writes the wall
+    clock; fixing it makes output reproducible). An unknown option name or a bad value raises
+    `UsageError`.
     An instance is also a `mapInArrow` function (`df.mapInArrow(enc, enc.schema)`).
     A row that cannot be encoded raises `EncodeError`, whose `row` is its index in the batch.
 
@@ -249,8 +308,7 @@ class Encoder:
     """
 
     def __init__(self, protocol: str, **options) -> None:
-        if protocol not in PROTOCOLS:
-            raise ValueError(f"unknown protocol {protocol!r}; expected one of {PROTOCOLS}")
+        _check_protocol(protocol, PROTOCOLS)
         self._protocol = protocol
         self._options = options
         self._native = NativeEncoder(protocol, [(k, _option_text(v)) for k, v in options.items()])
@@ -281,11 +339,11 @@ class Encoder:
 
     def encode(self, batch) -> pa.RecordBatch:
         """One batch of events in (anything with `__arrow_c_array__`), one batch of records out."""
-        if isinstance(batch, pa.Table):
-            chunks = batch.combine_chunks().to_batches()
-            batch = chunks[0] if chunks else pa.RecordBatch.from_pylist([], schema=batch.schema)
-        return pa.record_batch(self._native.encode(batch))
+        return pa.record_batch(self._native.encode(_as_batch(batch, "the batch to encode")))
 
     def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            yield self.encode(batch)
+        return self._encode_all(_batches(batches, "encode"))
+
+    def _encode_all(self, batches: Iterator) -> Iterator[pa.RecordBatch]:
+        for i, batch in enumerate(batches):
+            yield self.encode(_as_batch(batch, f"item {i} of the iterator"))

@@ -9,6 +9,7 @@ __all__ = [
     "EncodeError",
     "NativeDecoder",
     "NativeEncoder",
+    "UsageError",
     "infer_schema",
     "schema_from_ddl",
     "schema_from_table_schema",
@@ -27,6 +28,10 @@ class EncodeError(ValueError):
     protocol: str
     row: int | None
     reason: str
+
+class UsageError(ValueError):
+    """The call is wrong as a whole: an unknown option or option value, or an input batch
+    without the columns it needs or with columns of the wrong type."""
 
 @final
 class NativeDecoder:

@@ -22,7 +22,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_type
 
-from ticdc_rs import Decoder, infer_schema
+from ticdc_rs import Decoder, UsageError, infer_schema
 from ticdc_rs._changes import (
     COMMIT_TS,
     DELETED,
@@ -66,7 +66,7 @@ def decode(
     """
     if options.get("layout") == "typed" and options.get("schema") is None and df.isStreaming:
         if not options.get("table_schemas"):
-            raise ValueError(
+            raise UsageError(
                 'a streaming DataFrame cannot be sampled to infer the typed schema: give schema= '
                 "(a CREATE TABLE statement or a pyarrow schema), or table_schemas= for the Simple protocol"
             )

@@ -27,7 +27,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use super::rows::read_events;
 use super::ServerZone;
 use crate::codec::{Encode, EncodeOptions, Protocol, Record};
-use crate::error::{EncodeError, Fault};
+use crate::error::{EncodeError, Error, Fault};
 use crate::event::MessageEvents;
 
 /// The input column whose value names a row's Kafka partition.
@@ -46,17 +46,17 @@ pub struct BatchEncoder {
 type Destination = (Option<String>, Option<i32>);
 
 impl BatchEncoder {
-    pub fn new(protocol: Protocol, options: EncodeOptions) -> Result<BatchEncoder, EncodeError> {
+    pub fn new(protocol: Protocol, options: EncodeOptions) -> Result<BatchEncoder, Error> {
         let name = protocol.name();
         let zone = ServerZone::parse(&options.timezone)
-            .ok_or_else(|| EncodeError::usage(name, format!("unknown time zone {:?}", options.timezone)))?;
+            .ok_or_else(|| Error::usage(name, format!("unknown time zone {:?}", options.timezone)))?;
         if options.simple_include_start_ts && protocol != Protocol::SimpleJson {
             // TiCDC rejects the option for other protocols and for Simple's Avro encoding.
-            return Err(EncodeError::usage(name, "simple_include_start_ts is for simple-json only"));
+            return Err(Error::usage(name, "simple_include_start_ts is for simple-json only"));
         }
         let encoder = protocol
             .encoder(&options)
-            .ok_or_else(|| EncodeError::usage(name, format!("encoding {name} is not supported yet")))?;
+            .ok_or_else(|| Error::usage(name, format!("encoding {name} is not supported yet")))?;
         let schema = Arc::new(Schema::new(vec![
             Field::new("key", DataType::Binary, true),
             Field::new("value", DataType::Binary, false),
@@ -90,11 +90,11 @@ impl BatchEncoder {
 
     /// Encodes every event row of `batch` (ERROR rows are left out), per Kafka partition when
     /// the batch carries `_partition` / `_topic`.
-    pub fn encode(&mut self, batch: &RecordBatch) -> Result<RecordBatch, EncodeError> {
+    pub fn encode(&mut self, batch: &RecordBatch) -> Result<RecordBatch, Error> {
         let name = self.protocol.name();
         let mut events = MessageEvents::default();
         let mut rows = Vec::new();
-        read_events(batch, self.zone, &mut events, &mut rows).map_err(|e| EncodeError::usage(name, e))?;
+        read_events(batch, self.zone, &mut events, &mut rows).map_err(|e| Error::usage(name, e))?;
         let topics = self.placement_column(batch, TOPIC_COLUMN, DataType::Utf8)?;
         let partitions = self.placement_column(batch, PARTITION_COLUMN, DataType::Int64)?;
         let mut records = Vec::new();
@@ -102,7 +102,7 @@ impl BatchEncoder {
             for (event, &row) in events.events.iter().zip(&rows) {
                 self.encoder.encode(&events, event, &mut records).map_err(|f| EncodeError::at_row(name, row, f))?;
             }
-            self.encoder.flush(&mut records).map_err(|f| EncodeError::usage(name, f.reason))?;
+            self.encoder.flush(&mut records).map_err(|f| EncodeError::at_end(name, f))?;
             return self.to_batch(&records, None, batch.schema_ref());
         }
         // Each destination's events in row order; destinations in order of first appearance.
@@ -133,24 +133,19 @@ impl BatchEncoder {
                     .encode(&events, &events.events[i], &mut records)
                     .map_err(|f| EncodeError::at_row(name, rows[i], f))?;
             }
-            self.encoder.flush(&mut records).map_err(|f| EncodeError::usage(name, f.reason))?;
+            self.encoder.flush(&mut records).map_err(|f| Error::usage(name, f.reason))?;
             placed.push((records.len(), destination));
         }
         self.to_batch(&records, Some(&placed), batch.schema_ref())
     }
 
     /// `batch`'s column `column` cast to `to`, if it has one.
-    fn placement_column(
-        &self,
-        batch: &RecordBatch,
-        column: &str,
-        to: DataType,
-    ) -> Result<Option<ArrayRef>, EncodeError> {
+    fn placement_column(&self, batch: &RecordBatch, column: &str, to: DataType) -> Result<Option<ArrayRef>, Error> {
         let Some(array) = batch.column_by_name(column) else {
             return Ok(None);
         };
         arrow_cast::cast(array, &to).map(Some).map_err(|e| {
-            EncodeError::usage(
+            Error::usage(
                 self.protocol.name(),
                 format!("column {column} ({}) cannot be read as {to}: {e}", array.data_type()),
             )
@@ -163,7 +158,7 @@ impl BatchEncoder {
         records: &[Record],
         placed: Option<&[(usize, &Destination)]>,
         input: &Schema,
-    ) -> Result<RecordBatch, EncodeError> {
+    ) -> Result<RecordBatch, Error> {
         let bytes: usize = records.iter().map(|r| r.value.len()).sum();
         let mut keys = BinaryBuilder::with_capacity(records.len(), 0);
         let mut values = BinaryBuilder::with_capacity(records.len(), bytes);
@@ -191,7 +186,6 @@ impl BatchEncoder {
                 columns.push(Arc::new(partitions.finish()));
             }
         }
-        RecordBatch::try_new(schema, columns)
-            .map_err(|e| EncodeError::usage(self.protocol.name(), format!("internal: {e}")))
+        RecordBatch::try_new(schema, columns).map_err(|e| Error::internal(self.protocol.name(), e))
     }
 }

@@ -25,7 +25,7 @@ use super::typed::{TableName, MYSQL_TYPE_KEY};
 use super::{Bytes, Compression};
 use crate::codec::simple::TableSchema;
 use crate::codec::Protocol;
-use crate::error::{DecodeError, Result};
+use crate::error::{DecodeError, Error, Result};
 use crate::event::{ColumnType, MessageEvents, Value};
 use crate::mysql::{MySqlType, TypeDescription};
 
@@ -194,7 +194,7 @@ pub fn infer_schema(
         let values = batch
             .column_by_name(value_column)
             .and_then(|a| Bytes::new(a.as_ref()))
-            .ok_or_else(|| DecodeError::usage(name, format!("input has no binary {value_column:?} column")))?;
+            .ok_or_else(|| Error::usage(name, format!("input has no binary {value_column:?} column")))?;
         let key_array = batch.column_by_name(key_column).and_then(|a| Bytes::new(a.as_ref()));
         for i in 0..batch.num_rows() {
             let (key, Some(raw)) = (key_array.as_ref().and_then(|k| k.get(i)), values.get(i)) else { continue };
@@ -273,10 +273,7 @@ pub fn infer_schema(
     }
     if seen.is_empty() {
         let failed = first_failure.map(|e| format!(" (messages failed to decode; the first: {e})")).unwrap_or_default();
-        return Err(DecodeError::usage(
-            name,
-            format!("no row of {}.{} in the sample{failed}", table.schema, table.table),
-        ));
+        return Err(Error::usage(name, format!("no row of {}.{} in the sample{failed}", table.schema, table.table)));
     }
     let fields: Vec<Field> = seen
         .iter()

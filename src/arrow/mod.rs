@@ -14,7 +14,7 @@ pub mod infer;
 pub mod meta;
 pub mod rows;
 pub mod typed;
-pub mod views;
+pub(crate) mod views;
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -29,7 +29,7 @@ use base64::Engine;
 
 use crate::codec::simple::TableSchema;
 use crate::codec::{Codec, CodecOptions, Held, Origin, Protocol};
-use crate::error::{DecodeError, Fault, FaultResult, Result};
+use crate::error::{DecodeError, Error, Fault, FaultResult, Result};
 use crate::event::{MessageEvents, SpareBuffers};
 use crate::json::JsonCursor;
 pub use typed::{ServerZone, TableName};
@@ -313,16 +313,15 @@ impl BatchDecoder {
         let name = options.protocol.map_or("auto", Protocol::name);
         if let Some(p) = options.protocol {
             if p.codec(&options.codec_options()).is_none() {
-                return Err(DecodeError::usage(name, format!("protocol {name} is not supported yet")));
+                return Err(Error::usage(name, format!("protocol {name} is not supported yet")));
             }
         }
         let zone = ServerZone::parse(&options.timezone)
-            .ok_or_else(|| DecodeError::usage(name, format!("unknown time zone {:?}", options.timezone)))?;
+            .ok_or_else(|| Error::usage(name, format!("unknown time zone {:?}", options.timezone)))?;
         let layout: Box<dyn Layout> = match &options.layout {
             LayoutOptions::Envelope => Box::new(envelope::EnvelopeLayout::default()),
             LayoutOptions::Typed { table, schema } => Box::new(
-                typed::TypedLayout::new(table.clone(), schema.fields(), zone)
-                    .map_err(|e| DecodeError::usage(name, e))?,
+                typed::TypedLayout::new(table.clone(), schema.fields(), zone).map_err(|e| Error::usage(name, e))?,
             ),
         };
         let metadata = match &options.layout {
@@ -383,14 +382,15 @@ impl BatchDecoder {
         let column = |col: &str, required: bool| -> Result<Option<Bytes<'_>>> {
             match batch.column_by_name(col) {
                 Some(a) => Bytes::new(a.as_ref()).map(Some).ok_or_else(|| {
-                    DecodeError::usage(name, format!("column {col:?} must be binary or string, not {}", a.data_type()))
+                    Error::usage(name, format!("column {col:?} must be binary or string, not {}", a.data_type()))
                 }),
-                None if required => Err(DecodeError::usage(name, format!("input has no {col:?} column"))),
+                None if required => Err(Error::usage(name, format!("input has no {col:?} column"))),
                 None => Ok(None),
             }
         };
         let values = column(&self.options.value_column, true)?.expect("required");
-        let keys = column(&self.options.key_column, false)?;
+        // Open messages cannot be read without their keys; other protocols keep none in them.
+        let keys = column(&self.options.key_column, self.options.protocol == Some(Protocol::Open))?;
         self.batch += 1;
         self.layout.set_input(&values.buffers());
         let mut scratch = MessageEvents { spare: std::mem::take(&mut self.spare), ..Default::default() };
@@ -445,7 +445,7 @@ impl BatchDecoder {
         match self.options.on_error {
             OnError::Raise => {
                 self.reset();
-                return Err(error);
+                return Err(error.into());
             }
             OnError::Skip => {}
             OnError::Collect => {
@@ -664,14 +664,14 @@ impl BatchDecoder {
             columns,
             &RecordBatchOptions::new().with_row_count(Some(rows)),
         )
-        .map_err(|e| DecodeError::usage(self.protocol_name(), format!("internal: {e}")))
+        .map_err(|e| Error::internal(self.protocol_name(), e))
     }
 }
 
 impl BatchDecoder {
     /// The carry columns of `input` at rows `indices` (null where an index is), as declared.
     fn carried_values(&self, input: &RecordBatch, indices: &UInt32Array) -> Result<Vec<ArrayRef>> {
-        let usage = |reason: String| DecodeError::usage(self.protocol_name(), reason);
+        let usage = |reason: String| Error::usage(self.protocol_name(), reason);
         let mut out = Vec::with_capacity(self.options.carry.len());
         for f in &self.options.carry {
             let source = input
@@ -708,7 +708,7 @@ impl BatchDecoder {
                     }
                 }
                 arrow_select::interleave::interleave(&sources, &indices)
-                    .map_err(|e| DecodeError::usage(self.protocol_name(), format!("internal: carried values: {e}")))
+                    .map_err(|e| Error::internal(self.protocol_name(), format_args!("carried values: {e}")))
             })
             .collect()
     }

@@ -154,8 +154,8 @@ enum ColumnBuilder {
     Time(DurationMicrosecondBuilder),
     Text(StringBuilder),
     Binary(BinaryBuilder),
-    TextView(ViewBuilder),
-    BinaryView(ViewBuilder),
+    TextView(ViewBuilder<str>),
+    BinaryView(ViewBuilder<[u8]>),
     Vector(ListBuilder<Float32Builder>),
 }
 
@@ -225,7 +225,8 @@ impl ColumnBuilder {
             B::Time(b) => b.len(),
             B::Text(b) => b.len(),
             B::Binary(b) => b.len(),
-            B::TextView(b) | B::BinaryView(b) => b.len(),
+            B::TextView(b) => b.len(),
+            B::BinaryView(b) => b.len(),
             B::Vector(b) => b.len(),
         }
     }
@@ -250,7 +251,8 @@ impl ColumnBuilder {
             B::Time(b) => b.append_nulls(n),
             B::Text(b) => b.append_nulls(n),
             B::Binary(b) => b.append_nulls(n),
-            B::TextView(b) | B::BinaryView(b) => b.append_nulls(n),
+            B::TextView(b) => b.append_nulls(n),
+            B::BinaryView(b) => b.append_nulls(n),
             B::Vector(b) => b.append_nulls(n),
         }
     }
@@ -271,8 +273,8 @@ impl ColumnBuilder {
             B::Time(b) => Arc::new(b.finish()),
             B::Text(b) => Arc::new(b.finish()),
             B::Binary(b) => Arc::new(b.finish()),
-            B::TextView(b) => b.finish_utf8(),
-            B::BinaryView(b) => b.finish_binary(),
+            B::TextView(b) => b.finish(),
+            B::BinaryView(b) => b.finish(),
             B::Vector(b) => Arc::new(b.finish()),
         }
     }
@@ -362,13 +364,13 @@ fn append_value(
             super::ensure_room(spec.field.name(), b.values_slice().len(), s.len())?;
             b.append_value(s)
         }
-        B::TextView(b) => b.append(text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(column))?.as_bytes()),
+        B::TextView(b) => b.append(text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(column))?)?,
         B::Binary(b) => {
             let bytes = bytes_of(value).ok_or_else(bad)?;
             super::ensure_room(spec.field.name(), b.values_slice().len(), bytes.len())?;
             b.append_value(bytes)
         }
-        B::BinaryView(b) => b.append(bytes_of(value).ok_or_else(bad)?),
+        B::BinaryView(b) => b.append(bytes_of(value).ok_or_else(bad)?)?,
         B::Vector(b) => {
             scratch.floats.clear();
             mysql::parse_vector(text()?, &mut scratch.floats).ok_or_else(|| fail("vector"))?;
@@ -691,8 +693,10 @@ impl Layout for TypedLayout {
 
     fn set_input(&mut self, buffers: &[arrow_buffer::Buffer]) {
         for builder in self.fields.iter_mut().flat_map(|f| [&mut f.row, &mut f.before]) {
-            if let ColumnBuilder::TextView(b) | ColumnBuilder::BinaryView(b) = builder {
-                b.set_input(buffers);
+            match builder {
+                ColumnBuilder::TextView(b) => b.set_input(buffers),
+                ColumnBuilder::BinaryView(b) => b.set_input(buffers),
+                _ => {}
             }
         }
     }

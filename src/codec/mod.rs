@@ -346,6 +346,10 @@ impl EncodeOptions {
             "timezone" | "time_zone" => self.timezone = value.to_string(),
             "output_row_key" => self.output_row_key = flag()?,
             "simple_include_start_ts" | "include_start_ts" => self.simple_include_start_ts = flag()?,
+            "build_ts" => {
+                self.build_ts =
+                    Some(value.parse().map_err(|_| format!("option {name}: expected milliseconds, got {value:?}"))?)
+            }
             _ => return Err(format!("unknown encoder option {name:?}")),
         }
         Ok(())

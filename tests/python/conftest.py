@@ -1,6 +1,9 @@
-"""Shared fixtures: the golden vectors (from ../shared beside the checkout, else the project's
-own small fixtures), one local Spark session per test run (with Delta Lake and the Kafka source
-and sink) and, for the tests that ask for it, one Kafka broker per test run."""
+"""Shared fixtures: the golden vectors (from ../shared beside the checkout, or wherever
+TICDC_RS_VECTORS points; else the project's own fixtures in tests/fixtures, written by
+tests/fixtures/make_fixtures.py), one local Spark session per test run (with Delta Lake and the
+Kafka source and sink) and, for the tests that ask for it, one Kafka broker per test run.
+
+`TICDC_RS_VECTORS=/nonexistent pytest` runs the suite as a CI without ../shared does."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED_VECTORS = ROOT.parent / "shared" / "vectors"
+SHARED_VECTORS = Path(os.environ.get("TICDC_RS_VECTORS") or ROOT.parent / "shared" / "vectors")
 OWN_FIXTURES = ROOT / "tests" / "fixtures"
 
 sys.path.insert(0, str(ROOT / "examples"))  # jvm.py: the jars `make jars` fetched

@@ -32,7 +32,8 @@ def open_rows(n: int) -> pa.RecordBatch:
             "_commit_ts": pa.array([449543017000000000 + i for i in range(n)], pa.int64()),
             "_schema": ["shop"] * n,
             "_table": ["orders"] * n,
-            "_after": pa.array([[("id", str(i)), ("note", f"row {i}")] for i in range(n)], pa.map_(pa.string(), pa.string())),
+            "_after": pa.array([[("id", str(i)), ("note", f"row {i}")] for i in range(n)],
+                               pa.map_(pa.string(), pa.string())),
             "_before": pa.array([None] * n, pa.map_(pa.string(), pa.string())),
             "_types": pa.array([[("id", "int"), ("note", "varchar")]] * n, pa.map_(pa.string(), pa.string())),
             "_keys": pa.array([["id"]] * n, pa.list_(pa.string())),
@@ -45,7 +46,8 @@ def open_rows(n: int) -> pa.RecordBatch:
 
 def test_rows_of_interleaved_partitions_are_batched_per_partition():
     n = 9
-    messages = list(zip(open_rows(n).column("key").to_pylist(), open_rows(n).column("value").to_pylist()))
+    rows = open_rows(n)
+    messages = list(zip(rows.column("key").to_pylist(), rows.column("value").to_pylist(), strict=True))
     partitions = [i % 3 for i in range(n)]
     dec = ticdc_rs.Decoder("open", carry=("partition",))
     events = dec.decode(kafka_batch(messages, partitions))
