@@ -230,7 +230,7 @@ fn schema_from_table_schema(text: &str) -> PyResult<PySchema> {
 /// first `CREATE TABLE` and the `ALTER TABLE`s of that table after it.
 #[pyfunction]
 fn schema_from_ddl(sql: &str) -> PyResult<PySchema> {
-    let definition = crate::ddl::parse_ddl_script(sql).map_err(|e| usage(e))?;
+    let definition = crate::ddl::parse_ddl_script(sql).map_err(usage)?;
     Ok(PySchema::new(Arc::new(definition.arrow_schema())))
 }
 
