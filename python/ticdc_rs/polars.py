@@ -327,7 +327,7 @@ def apply(events, target, keys: Sequence[str] | None = None, *, history: bool = 
     `_is_current` and `_deleted`. With `batch_id`, the commit records the Delta transaction
     (`app_id`, `batch_id`) and a batch at or below the last one recorded is skipped.
     """
-    from deltalake import CommitProperties, Transaction
+    from deltalake import CommitProperties, Transaction, write_deltalake
 
     recorded = _recorded_keys(events)
     events = _frame(events)
@@ -365,15 +365,18 @@ def apply(events, target, keys: Sequence[str] | None = None, *, history: bool = 
         app_transactions=[Transaction(app_id, batch_id)] if batch_id is not None else None,
     )
     if table is None:
-        from deltalake import write_deltalake
-
         write_deltalake(target, data, commit_properties=commit)
         return new_state.resolved_ts
     predicate = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in on)
     held = pa.schema(table.schema().to_arrow())
     merge = table.merge(_as_held(data, held), predicate, source_alias="s", target_alias="t", merge_schema=True,
                         commit_properties=commit)
+    version = table.version()
     merge.when_matched_update_all(predicate=update).when_not_matched_insert_all().execute()
+    table.update_incremental()
+    if table.version() == version:
+        # delta-rs commits no MERGE that changes no row; the state (watermarks) must still land.
+        write_deltalake(target, held.empty_table(), mode="append", commit_properties=commit)
     return new_state.resolved_ts
 
 
