@@ -231,10 +231,6 @@ def _state(table) -> ApplyState:
     return ApplyState.from_history(r["userMetadata"] for r in rows)
 
 
-def _version(table) -> int:
-    return table.history(1).select("version").first()[0]
-
-
 def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
@@ -293,15 +289,10 @@ def apply(events: DataFrame, target: str, keys: Sequence[str] | None = None, *, 
             conf |= {"spark.databricks.delta.write.txnAppId": app_id,
                      "spark.databricks.delta.write.txnVersion": str(batch_id)}
         predicate = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in on)
-        version = _version(table)
         with _session_conf(spark, conf):
             (table.alias("t").merge(source.alias("s"), predicate)
              .whenMatchedUpdateAll(condition=update).whenNotMatchedInsertAll()
              .withSchemaEvolution().execute())
-            if _version(table) == version:
-                # Delta commits no MERGE that changes no row; the state (watermarks) must still land.
-                empty = spark.createDataFrame([], table.toDF().schema).write.format("delta").mode("append")
-                empty.save(target) if _is_path(target) else empty.saveAsTable(target)
         return new_state.resolved_ts
     finally:
         events.unpersist()
