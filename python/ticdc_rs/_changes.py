@@ -29,14 +29,12 @@ each commit's `userMetadata` (see `ApplyState`).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 ROW_OPS = ("INSERT", "UPDATE", "DELETE")
 # A DDL that ends every row of the table: TRUNCATE TABLE, DROP TABLE, DROP DATABASE/SCHEMA.
 RESET_DDL = r"(?is)^\s*(/\*.*?\*/\s*)*(truncate\b|drop\s+table\b|drop\s+(database|schema)\b)"
-RESET_PATTERN = re.compile(RESET_DDL)
 
 COMMIT_TS, DELETED = "_commit_ts", "_deleted"
 VALID_FROM, VALID_TO, IS_CURRENT = "_valid_from", "_valid_to", "_is_current"
