@@ -47,4 +47,6 @@ def with_delta_and_kafka(builder):
         builder.config("spark.jars", ",".join(paths))
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+        # Delta rebuilds a table's snapshot in 50 tasks by default: too many for a small table's log.
+        .config("spark.databricks.delta.snapshotPartitions", "4")
     )

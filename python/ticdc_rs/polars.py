@@ -427,7 +427,9 @@ def _versions(changes: pl.DataFrame, keys, columns, table, applied: list[int], r
             held = held.join(new.select(keys).unique(), on=keys, how="semi", nulls_equal=True)
         versions = pl.concat([held, new], how="diagonal_relaxed")
     for reset in sorted({*applied, *resets}):
-        last = versions.filter(pl.col(VALID_FROM) < reset).sort(VALID_FROM).unique(keys, keep="last")
+        # A key's last version before the reset: a write over a removal at one ts.
+        before = versions.filter(pl.col(VALID_FROM) < reset)
+        last = before.sort([VALID_FROM, DELETED], descending=[False, True]).unique(keys, keep="last")
         closing = last.filter(~pl.col(DELETED)).select(keys).with_columns(
             pl.lit(reset, pl.Int64).alias(VALID_FROM), pl.lit(True).alias(DELETED))
         versions = pl.concat([versions, closing], how="diagonal_relaxed")

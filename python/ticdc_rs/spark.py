@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_type
 
@@ -142,40 +142,56 @@ def _is_reset():
     return (F.col("_op") == "DDL") & F.col("_ddl").rlike(RESET_DDL)
 
 
-def _changes(events: DataFrame, keys: list[str], limit: int | None, after) -> DataFrame:
+RESET = "__reset"
+
+
+def _changes(events: DataFrame, keys: list[str], limit: int | None, after, *, resets: bool = False) -> DataFrame:
     """Every change of the events with commit ts in (after, limit]: the table's columns,
-    `_commit_ts`, `_deleted` and the order columns. `after` is an int or a Column."""
+    `_commit_ts`, `_deleted` and the order columns; with `resets`, each reset DDL too, as a row
+    flagged `__reset`. `after` is an int or a Column.
+
+    One pass over the events: a key-moving UPDATE becomes its two changes by `inline`, not by a
+    union that would read (and decode) the events twice."""
     columns = table_columns(events.columns)
     order = [c for c in ORDER_COLUMNS if c in events.columns]
-    rows = events.where(F.col("_op").isin(*ROW_OPS))
+    is_reset = _is_reset()
+    rows = events.where(F.col("_op").isin(*ROW_OPS) | is_reset if resets else F.col("_op").isin(*ROW_OPS))
     if limit is not None:
         rows = rows.where(F.col(COMMIT_TS) <= limit)
     if after is not None:
         rows = rows.where(F.col(COMMIT_TS) > after)
     if "_handle_key_only" in events.columns and "_claim_check" in events.columns:
-        incomplete = (F.col("_op") != "DELETE") & (F.coalesce(F.col("_handle_key_only"), F.lit(False))
-                                                    | F.col("_claim_check").isNotNull())
+        incomplete = F.col("_op").isin("INSERT", "UPDATE") & (
+            F.coalesce(F.col("_handle_key_only"), F.lit(False)) | F.col("_claim_check").isNotNull())
         message = ("an INSERT/UPDATE event carries only the handle key or a claim-check location: "
                    "decode with claim_check_dir= to read its row")
         rows = rows.withColumn(COMMIT_TS, F.when(incomplete, F.raise_error(F.lit(message))).otherwise(F.col(COMMIT_TS)))
-    tail = [COMMIT_TS, *order]
-    changes = rows.select(*columns, (F.col("_op") == "DELETE").alias(DELETED), *tail)
-    if "_before" in events.columns:
-        old = {c: F.coalesce(F.col("_before").getField(c), F.col(c)) for c in columns}
-        moved = F.lit(False)
-        for k in keys:
-            moved = moved | (old[k] != F.col(k))
-        is_move = (F.col("_op") == "UPDATE") & F.col("_before").isNotNull() & moved
-        removals = rows.where(is_move).select(*[old[c].alias(c) for c in columns], F.lit(True).alias(DELETED), *tail)
-        changes = changes.unionByName(removals)
-    return changes
+    tail = [F.col(c) for c in (COMMIT_TS, *order)] + ([is_reset.alias(RESET)] if resets else [])
+
+    def change(values: list, deleted) -> Column:
+        return F.struct(*[v.alias(c) for c, v in zip(columns, values, strict=True)], deleted.alias(DELETED), *tail)
+
+    write = change([F.col(c) for c in columns], F.col("_op") == "DELETE")
+    if "_before" not in events.columns:
+        return rows.select(F.inline(F.array(write)))
+    old = [F.coalesce(F.col("_before").getField(c), F.col(c)) for c in columns]
+    moved = F.lit(False)
+    for k in keys:
+        moved = moved | (old[columns.index(k)] != F.col(k))
+    is_move = (F.col("_op") == "UPDATE") & F.col("_before").isNotNull() & moved
+    both = F.array(write, change(old, F.lit(True)))
+    return rows.select(F.inline(F.when(is_move, both).otherwise(F.array(write))))
 
 
-def _latest(changes: DataFrame, keys: list[str]) -> DataFrame:
-    """The greatest change per key in change order."""
+def _change_order(changes: DataFrame) -> list[Column]:
+    """Greatest first."""
     order = [F.col(COMMIT_TS).desc(), F.col(DELETED).asc()]
-    order += [F.col(c).desc() for c in ORDER_COLUMNS if c in changes.columns]
-    w = Window.partitionBy(*[F.col(k) for k in keys]).orderBy(*order)
+    return order + [F.col(c).desc() for c in ORDER_COLUMNS if c in changes.columns]
+
+
+def _latest(changes: DataFrame, keys: list[str], *group: str) -> DataFrame:
+    """The greatest change per key (and `group`) in change order."""
+    w = Window.partitionBy(*group, *keys).orderBy(*_change_order(changes))
     return changes.withColumn("__rank", F.row_number().over(w)).where("__rank = 1").drop("__rank")
 
 
@@ -187,18 +203,28 @@ def replay(events: DataFrame, keys: Sequence[str] | None = None, *, as_of: str |
     it). `as_of`: `"end"` (every change), `"watermark"` (the consistent snapshot at
     `snapshot_ts(events, partitions)`, computed with one pass) or a TSO. The same rows as
     `ticdc_rs.polars.replay`; see `ticdc_rs._changes` for the rules.
+
+    The plan reads the events once, shuffles once and sorts once: changes go to buckets by a hash
+    of their key and each reset is copied into every bucket, so that the last reset a key must
+    follow is found in its own bucket, by a window sorted as the one that picks each key's
+    greatest change.
     """
     columns = table_columns(events.columns)
     keys = resolve_keys(keys, _recorded_keys(events), columns)
     check_as_of(as_of)
     limit = None if as_of == "end" else snapshot_ts(events, partitions) if as_of == "watermark" else int(as_of)
-    resets = events.where(_is_reset())
-    if limit is not None:
-        resets = resets.where(F.col(COMMIT_TS) <= limit)
-    last_reset = resets.agg(F.max(COMMIT_TS).alias("__reset"))
-    changes = _changes(events, keys, limit, None).crossJoin(F.broadcast(last_reset))
-    changes = changes.where(F.col("__reset").isNull() | (F.col(COMMIT_TS) > F.col("__reset"))).drop("__reset")
-    return _latest(changes, keys).where(~F.col(DELETED)).select(*columns)
+    changes = _changes(events, keys, limit, None, resets=True)
+    shuffle = int(events.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    buckets = 8 * shuffle  # several per shuffle partition, so that hashing them spreads evenly
+    bucket = F.when(F.col(RESET), F.sequence(F.lit(0), F.lit(buckets - 1)))
+    bucket = bucket.otherwise(F.array(F.pmod(F.xxhash64(*keys), F.lit(buckets))))
+    spread = changes.withColumn("__bucket", F.explode(bucket)).repartition(shuffle, "__bucket")
+    whole = (Window.partitionBy("__bucket").orderBy(*keys, *_change_order(changes))
+             .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
+    spread = spread.withColumn("__reset_ts", F.max(F.when(F.col(RESET), F.col(COMMIT_TS))).over(whole))
+    after_reset = F.col("__reset_ts").isNull() | (F.col(COMMIT_TS) > F.col("__reset_ts"))
+    latest = _latest(spread, keys, "__bucket")
+    return latest.where(~F.col(RESET) & ~F.col(DELETED) & after_reset).select(*columns)
 
 
 def replay_tables(df: DataFrame, protocol: str = "auto", *, tables: Sequence[str] | None = None,
@@ -280,19 +306,19 @@ def apply(events: DataFrame, target: str, keys: Sequence[str] | None = None, *, 
             on = keys
             update = (f"s.{COMMIT_TS} > t.{COMMIT_TS} OR (s.{COMMIT_TS} = t.{COMMIT_TS} "
                       f"AND t.{DELETED} AND NOT s.{DELETED})")
-        if table is None:
-            writer = source.limit(0).write.format("delta")
-            writer.save(target) if _is_path(target) else writer.saveAsTable(target)
-            table = _delta(spark, target)
         conf = {"spark.databricks.delta.commitInfo.userMetadata": new_state.to_metadata()}
         if batch_id is not None:
             conf |= {"spark.databricks.delta.write.txnAppId": app_id,
                      "spark.databricks.delta.write.txnVersion": str(batch_id)}
-        predicate = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in on)
         with _session_conf(spark, conf):
-            (table.alias("t").merge(source.alias("s"), predicate)
-             .whenMatchedUpdateAll(condition=update).whenNotMatchedInsertAll()
-             .withSchemaEvolution().execute())
+            if table is None:  # the first micro-batch creates the table: no MERGE needed
+                writer = source.write.format("delta")
+                writer.save(target) if _is_path(target) else writer.saveAsTable(target)
+            else:
+                predicate = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in on)
+                (table.alias("t").merge(source.alias("s"), predicate)
+                 .whenMatchedUpdateAll(condition=update).whenNotMatchedInsertAll()
+                 .withSchemaEvolution().execute())
         return new_state.resolved_ts
     finally:
         events.unpersist()
@@ -331,7 +357,9 @@ def _versions(changes: DataFrame, keys, columns, table, applied: list[int], rese
     by_key = Window.partitionBy(*[F.col(k) for k in keys])
     for reset in sorted({*applied, *resets}):
         before = versions.where(F.col(VALID_FROM) < reset)
-        last = before.withColumn("__rank", F.row_number().over(by_key.orderBy(F.col(VALID_FROM).desc())))
+        # A key's last version before the reset: a write over a removal at one ts.
+        newest = by_key.orderBy(F.col(VALID_FROM).desc(), F.col(DELETED).asc())
+        last = before.withColumn("__rank", F.row_number().over(newest))
         closing = (last.where((F.col("__rank") == 1) & ~F.col(DELETED)).select(*keys)
                    .withColumn(VALID_FROM, F.lit(reset)).withColumn(DELETED, F.lit(True)))
         versions = versions.unionByName(closing, allowMissingColumns=True)

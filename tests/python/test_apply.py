@@ -125,3 +125,15 @@ def test_rows_that_carry_only_the_handle_key_cannot_be_replayed():
     )
     with pytest.raises(ReplayError, match="handle key"):
         tp.replay(frame, keys=["id"])
+
+
+def test_a_truncate_closes_a_key_written_and_removed_in_one_transaction_history(engine):
+    engine(events(ins(1, 1, "a"), ins(1, 2, "b")), history=True)
+    # One transaction: 2 -> 1 and 1 -> 5, split, the removal of 1 after its write in the stream.
+    engine(events(ins(2, 1, "was 2"), dele(2, 2), ins(2, 5, "was 1"), dele(2, 1)), history=True)
+    engine(events(truncate(3)), history=True)
+    table = pl.from_arrow(DeltaTable(engine.target).to_pyarrow_table())
+    key_1 = table.filter(pl.col("id") == 1).sort("_valid_from")
+    assert key_1.select("v", "_valid_from", "_valid_to", "_deleted").rows() == [
+        ("a", TS + 1, TS + 2, False), ("was 2", TS + 2, TS + 3, False), (None, TS + 3, None, True)]
+    assert table.filter(pl.col("_is_current")).is_empty()
