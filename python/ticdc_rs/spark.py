@@ -252,9 +252,14 @@ def _delta(spark, target: str):
     return DeltaTable.forName(spark, target) if spark.catalog.tableExists(target) else None
 
 
-def _state(table) -> ApplyState:
-    rows = table.history(100).select("userMetadata").collect()
-    return ApplyState.from_history(r["userMetadata"] for r in rows)
+def _state(table) -> tuple[ApplyState, int]:
+    """The state the table's newest commits record, and the table's version."""
+    rows = table.history(100).select("version", "userMetadata").collect()
+    return ApplyState.from_history(r["userMetadata"] for r in rows), rows[0]["version"]
+
+
+def _sql_name(target: str) -> str:
+    return "delta." + _quoted(target) if _is_path(target) else target
 
 
 def _quoted(name: str) -> str:
@@ -284,7 +289,7 @@ def apply(events: DataFrame, target: str, keys: Sequence[str] | None = None, *, 
     events = events.persist()
     try:
         table = _delta(spark, target)
-        state = _state(table) if table is not None else ApplyState()
+        state, version = _state(table) if table is not None else (ApplyState(), None)
         facts = (events.where((F.col("_op") == "WATERMARK") | _is_reset())
                  .groupBy(_partition_column(events).alias("p"), "_op")
                  .agg(F.max(COMMIT_TS).alias("last"), F.collect_set(COMMIT_TS).alias("all")).collect())
@@ -319,6 +324,11 @@ def apply(events: DataFrame, target: str, keys: Sequence[str] | None = None, *, 
                 (table.alias("t").merge(source.alias("s"), predicate)
                  .whenMatchedUpdateAll(condition=update).whenNotMatchedInsertAll()
                  .withSchemaEvolution().execute())
+                if new_state != state and table.history(1).first()["version"] == version:
+                    # Delta commits no MERGE that changes no row (watermarks alone, late changes):
+                    # the new state gets a commit of its own.
+                    spark.sql(f"ALTER TABLE {_sql_name(target)} SET TBLPROPERTIES "
+                              f"('ticdc_rs.state' = '{new_state.to_metadata()}')")
         return new_state.resolved_ts
     finally:
         events.unpersist()

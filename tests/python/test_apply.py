@@ -105,9 +105,10 @@ def test_each_commit_records_the_consistent_tso(engine):
     assert engine(events(ins(2, 2, _partition=1), mark(2, 1), mark(3, 0))) == TS + 2
     meta = json.loads(DeltaTable(engine.target).history(1)[0]["userMetadata"])["ticdc_rs"]
     assert meta["resolved_ts"] == TS + 2 and meta["watermarks"] == {"0": TS + 3, "1": TS + 2}
-    # A micro-batch of watermarks alone changes no row: the TSO returned is the new one (Spark's
-    # Delta records it with the next commit that changes a row).
+    # A micro-batch of watermarks alone changes no row, and still commits the new TSO.
     assert engine(events(mark(4, 1))) == TS + 3
+    meta = json.loads(DeltaTable(engine.target).history(1)[0]["userMetadata"])["ticdc_rs"]
+    assert meta["resolved_ts"] == TS + 3 and meta["watermarks"] == {"0": TS + 3, "1": TS + 4}
 
 
 def test_replay_says_when_there_is_no_key():
