@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pyarrow as pa
+import pytest
 from changefeed import Topic, Workload, rows_of, typed_batch
 
 import ticdc_rs
@@ -12,8 +13,9 @@ import ticdc_rs.polars as tp
 import ticdc_rs.spark as ts
 
 
-def two_table_topic() -> tuple[pa.Table, dict]:
-    """`shop.items` and `shop.other` changing side by side, each partition in commit-ts order."""
+def two_table_topic(together: bool = True) -> tuple[pa.Table, dict]:
+    """`shop.items` and `shop.other` changing side by side, each partition in commit-ts order
+    (`together`: Open messages mixing both tables' rows), or else each message of one table."""
     rng = random.Random(5)
     items, other = Workload.random(rng, 20), Workload.random(rng, 20)
     a, b = Topic.of(items, rng), Topic.of(other, rng)
@@ -24,16 +26,18 @@ def two_table_topic() -> tuple[pa.Table, dict]:
             event["_ddl"] = event["_ddl"].replace("`items`", "`other`")
     tables = []
     for p, (x, y) in enumerate(zip(a.partitions, b.partitions, strict=True)):
-        events = sorted(x + y, key=lambda e: e["_commit_ts"])
-        encoded = ticdc_rs.Encoder("open").encode(typed_batch(events, ddl_schema=None))
+        runs = [sorted(x + y, key=lambda e: e["_commit_ts"])] if together else [x, y]
+        batches = [ticdc_rs.Encoder("open").encode(typed_batch(run, ddl_schema=None)) for run in runs]
+        encoded = pa.Table.from_batches(batches)
         n = encoded.num_rows
         tables.append(pa.table({"key": encoded.column("key"), "value": encoded.column("value"),
                                 "partition": pa.array([p] * n, pa.int32()), "offset": pa.array(range(n), pa.int64())}))
     return pa.concat_tables(tables), {"shop.items": rows_of(items.final), "shop.other": rows_of(other.final)}
 
 
-def test_polars_replays_every_table_of_a_topic():
-    messages, expected = two_table_topic()
+@pytest.mark.parametrize("together", [True, False])
+def test_polars_replays_every_table_of_a_topic(together):
+    messages, expected = two_table_topic(together)
     out = tp.replay_tables(messages, "open")
     assert {name: sorted(t.select("id", "v", "n").iter_rows()) for name, t in out.items()} == expected
 
