@@ -26,7 +26,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use super::rows::read_events;
 use super::ServerZone;
-use crate::codec::{Encode, EncodeOptions, Protocol, Record};
+use crate::codec::{Destination, Encode, EncodeOptions, Protocol, Record};
 use crate::error::{EncodeError, Error, Fault};
 use crate::event::MessageEvents;
 
@@ -41,9 +41,6 @@ pub struct BatchEncoder {
     zone: ServerZone,
     schema: SchemaRef,
 }
-
-/// Where a row's messages go: its topic and partition, each where the input names it.
-type Destination = (Option<String>, Option<i32>);
 
 impl BatchEncoder {
     pub fn new(protocol: Protocol, options: EncodeOptions) -> Result<BatchEncoder, Error> {
@@ -99,6 +96,7 @@ impl BatchEncoder {
         let partitions = self.placement_column(batch, PARTITION_COLUMN, DataType::Int64)?;
         let mut records = Vec::new();
         if topics.is_none() && partitions.is_none() {
+            self.encoder.set_destination(&(None, None));
             for (event, &row) in events.events.iter().zip(&rows) {
                 self.encoder.encode(&events, event, &mut records).map_err(|f| EncodeError::at_row(name, row, f))?;
             }
@@ -128,6 +126,7 @@ impl BatchEncoder {
         }
         let mut placed: Vec<(usize, &Destination)> = Vec::with_capacity(groups.len());
         for (destination, members) in &groups {
+            self.encoder.set_destination(destination);
             for &i in members {
                 self.encoder
                     .encode(&events, &events.events[i], &mut records)

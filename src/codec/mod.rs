@@ -370,7 +370,14 @@ pub trait Encode: Send + Sync {
     fn flush(&mut self, _out: &mut Vec<Record>) -> FaultResult<()> {
         Ok(())
     }
+
+    /// Where the next events' records go. A protocol that tells each consumer a table's schema
+    /// before its rows (Simple's BOOTSTRAP) tells every destination.
+    fn set_destination(&mut self, _destination: &Destination) {}
 }
+
+/// A Kafka topic and partition, each where the input names them.
+pub type Destination = (Option<String>, Option<i32>);
 
 #[cfg(test)]
 mod tests {

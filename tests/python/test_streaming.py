@@ -7,6 +7,7 @@ import os
 import pickle
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from test_protocol_engines import ROWS, events  # noqa: F401  (the module-scoped fixture)
@@ -204,3 +205,17 @@ def test_the_simple_encoder_repeats_the_bootstrap_as_ticdc_does(events, protocol
     out = pa.Table.from_batches([late.decode(encoded), late.flush()])
     assert out.column("_op").to_pylist().count("ERROR") == 0
     assert sum(op in DML for op in out.column("_op").to_pylist()) == rows
+
+
+@pytest.mark.parametrize("protocol", SIMPLE)
+def test_the_simple_encoder_tells_every_partition_the_schema(events, protocol):  # noqa: F811
+    """TiCDC sends a table's BOOTSTRAP to every partition: each partition's consumer reads its
+    rows alone."""
+    partitions = pa.array([i % 3 for i in range(events.num_rows)], pa.int32())
+    placed = events.append_column("_partition", partitions)
+    encoded = ticdc_rs.Encoder(protocol, send_bootstrap_in_msg_count=0).encode(placed)
+    for p in range(3):
+        own = encoded.filter(pc.equal(encoded.column("partition"), p))
+        ops = ticdc_rs.Decoder(protocol).decode(own).column("_op").to_pylist()
+        assert ops.count("BOOTSTRAP") == 1 and ops[0] == "BOOTSTRAP", ops
+        assert ops[1:] == [op for i, op in enumerate(events.column("_op").to_pylist()) if i % 3 == p]

@@ -6,12 +6,13 @@
 //!
 //! Row messages only name their schema version, so the encoder keeps what the stream has told
 //! the consumer: the latest `tableSchema` per table from DDL and BOOTSTRAP events, and which
-//! (schema, table, version) were announced, and when. With `send_bootstrap`, a row of a version
-//! not yet announced is preceded by a BOOTSTRAP built from the known schema of that version, or
-//! else from the row's own column types; as in TiCDC, the BOOTSTRAP is sent again after
+//! (schema, table, version) were announced to which Kafka partition, and when. With
+//! `send_bootstrap`, a row of a version not yet announced to its partition is preceded by a
+//! BOOTSTRAP built from the known schema of that version, or else from the row's own column
+//! types; as in TiCDC, every partition's consumer is told, and told again after
 //! `send_bootstrap_in_msg_count` rows of the table or `send_bootstrap_interval_in_sec` seconds,
-//! so that consumers who join later find the schema soon. A DDL's `preTableSchema` is the table's previously known
-//! schema (by table id, then by name), as TiCDC's schema storage provides it.
+//! so that consumers who join later find the schema soon. A DDL's `preTableSchema` is the table's
+//! previously known schema (by table id, then by name), as TiCDC's schema storage provides it.
 //!
 //! `buildTs` is the wall clock unless [`EncodeOptions::build_ts`] fixes it (tests).
 
@@ -25,7 +26,7 @@ use super::avro::{write_bool, write_bytes, write_long, write_optional, write_tab
 use super::checksum::row_checksum;
 use super::{write_json_str, ColumnSchema, DataType, DefaultValue, Encoding, IndexSchema, TableSchema, DDL_TYPES};
 use crate::codec::large::{claim_check_body, store_claim_check};
-use crate::codec::{Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
+use crate::codec::{Destination, Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
 use crate::ddl_action;
 use crate::error::{Fault, FaultResult};
 use crate::event::{Column, ColumnType, Event, EventKind, MessageEvents, Value};
@@ -37,7 +38,9 @@ pub struct SimpleEncoder {
     options: EncodeOptions,
     /// The latest schema of each (schema, table) seen in DDL/BOOTSTRAP events.
     known: HashMap<(String, String), TableSchema>,
-    announced: HashMap<(String, String, u64), Announced>,
+    /// Per destination, then (schema, table, version).
+    announced: HashMap<(Destination, String, String, u64), Announced>,
+    destination: Destination,
 }
 
 /// When a table version's BOOTSTRAP (or DDL) last went out, and the rows written since.
@@ -72,7 +75,13 @@ struct Row<'e, 'a> {
 
 impl SimpleEncoder {
     pub fn new(encoding: Encoding, options: &EncodeOptions) -> SimpleEncoder {
-        SimpleEncoder { encoding, options: options.clone(), known: HashMap::new(), announced: HashMap::new() }
+        SimpleEncoder {
+            encoding,
+            options: options.clone(),
+            known: HashMap::new(),
+            announced: HashMap::new(),
+            destination: (None, None),
+        }
     }
 
     fn build_ts(&self) -> i64 {
@@ -89,7 +98,8 @@ impl SimpleEncoder {
         if schema.schema.is_empty() || schema.table.is_empty() {
             return;
         }
-        self.announced.insert((schema.schema.clone(), schema.table.clone(), schema.version), Announced::now());
+        let key = (self.destination.clone(), schema.schema.clone(), schema.table.clone(), schema.version);
+        self.announced.insert(key, Announced::now());
         self.known.insert((schema.schema.clone(), schema.table.clone()), schema.clone());
     }
 
@@ -298,7 +308,7 @@ impl SimpleEncoder {
         let known = self.known.get(&(schema.to_string(), table.to_string()));
         let version = e.schema_version.or(known.map(|k| k.version)).unwrap_or(0);
         let table_id = e.table_id.or(known.map(|k| k.table_id)).unwrap_or(0);
-        let key = (schema.to_string(), table.to_string(), version);
+        let key = (self.destination.clone(), schema.to_string(), table.to_string(), version);
         let due = self.announced.get(&key).is_none_or(|a| a.is_due(&self.options));
         if self.options.send_bootstrap && due {
             let schema = match known.filter(|k| k.version == version) {
@@ -380,6 +390,10 @@ impl SimpleEncoder {
 impl Encode for SimpleEncoder {
     fn protocol(&self) -> Protocol {
         self.encoding.protocol()
+    }
+
+    fn set_destination(&mut self, destination: &Destination) {
+        self.destination.clone_from(destination);
     }
 
     fn encode(&mut self, events: &MessageEvents<'_>, e: &Event<'_>, out: &mut Vec<Record>) -> FaultResult<()> {
