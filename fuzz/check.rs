@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use arrow_array::{Array, ArrayRef, BinaryArray, BooleanArray, RecordBatch};
+use arrow_array::{Array, ArrayRef, BinaryArray, BooleanArray, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use arrow_select::concat::concat_batches;
 use arrow_select::filter::filter_record_batch;
@@ -145,6 +145,16 @@ fn check_contract(out: &[RecordBatch], keys: &[Option<&[u8]>], values: &[&[u8]],
     }
 }
 
+/// The op a row event is compared as: an UPDATE without an old image as an INSERT, since
+/// Canal-JSON writes it so (as TiCDC does).
+fn same_op(op: &str, before: bool) -> &str {
+    if op == "UPDATE" && !before {
+        "INSERT"
+    } else {
+        op
+    }
+}
+
 /// Row events of decoded envelope batches in a form to compare: what a consumer reads of them.
 /// Messages of the handle-key-only and claim-check kinds are left out (their rows are stand-ins).
 /// An empty schema or table name is taken as none: a Canal-JSON row without `table` re-encodes
@@ -177,13 +187,14 @@ fn envelope_rows(out: &[RecordBatch]) -> Vec<String> {
             if !matches!(op, "INSERT" | "UPDATE" | "DELETE") || stand_in.value(row) || claim[row].is_some() {
                 continue;
             }
+            let before = image("_before", row);
             rows.push(format!(
-                "{op} ts={:?} {:?}.{:?} after={:?} before={:?}",
+                "{} ts={:?} {:?}.{:?} after={:?} before={before:?}",
+                same_op(op, before.is_some()),
                 ts[row],
                 schemas[row],
                 tables[row],
                 image("_after", row),
-                image("_before", row)
             ));
         }
     }
@@ -268,11 +279,14 @@ pub fn decode(protocol: Protocol, data: &[u8]) {
         return;
     };
     let schema = if views { with_views(&schema) } else { schema };
+    // The encoder reads a typed batch's columns named with a leading `_` as the layout's own
+    // (`_op`, `_before`, `_partition`, ...): a table column so named does not come back.
+    let own_names = schema.fields().iter().any(|f| f.name().starts_with('_'));
     let layout = LayoutOptions::Typed { table, schema: Arc::new(schema) };
     let typed = decode_collect(DecodeOptions { layout: layout.clone(), ..base }, std::slice::from_ref(&input));
     check_contract(&typed, &keys, &values, "typed");
     let rows = typed_rows(&typed);
-    if rows.num_rows() == 0 {
+    if rows.num_rows() == 0 || own_names {
         return;
     }
     if let Some(encoded) = encode(protocol, &typed) {
@@ -312,7 +326,13 @@ fn typed_rows(out: &[RecordBatch]) -> RecordBatch {
                 Some(matches!(op, "INSERT" | "UPDATE" | "DELETE") && !stand_in.value(row) && claim[row].is_none())
             })
             .collect();
+        let before = batch.column_by_name("_before").expect("_before");
+        let ops: StringArray =
+            ops.iter().enumerate().map(|(row, op)| op.as_deref().map(|op| same_op(op, before.is_valid(row)))).collect();
         let projected = batch.project(&columns).expect("projection");
+        let mut arrays = projected.columns().to_vec();
+        arrays[0] = Arc::new(ops);
+        let projected = RecordBatch::try_new(projected.schema(), arrays).expect("same types");
         parts.push(filter_record_batch(&projected, &keep).expect("filter"));
     }
     let schema = parts.first().expect("at least one batch").schema();
@@ -496,7 +516,7 @@ pub fn differential(protocol: Protocol, data: &[u8]) {
 }
 
 fn differential_inner(protocol: Protocol, data: &[u8]) -> arbitrary::Result<()> {
-    use arrow_array::{Int64Array, StringArray, StructArray};
+    use arrow_array::{Int64Array, StructArray};
     use arrow_buffer::NullBuffer;
 
     let mut u = arbitrary::Unstructured::new(data);
@@ -559,7 +579,8 @@ fn differential_inner(protocol: Protocol, data: &[u8]) -> arbitrary::Result<()> 
             "_table_schema" | "_ddl" | "_ddl_type" | "_claim_check" | "_error" => {
                 arrow_array::new_null_array(field.data_type(), n)
             }
-            "_table_id" | "_partition_id" | "_schema_version" => nulls(n),
+            "_table_id" | "_partition_id" | "_schema_version" | "_start_ts" => nulls(n),
+            "_row_key" => arrow_array::new_null_array(field.data_type(), n),
             "_handle_key_only" => Arc::new(BooleanArray::from(vec![false; n])),
             "_message" => Arc::new(Int64Array::from((0..n as i64).collect::<Vec<_>>())),
             "_raw_key" | "_raw_value" => arrow_array::new_null_array(field.data_type(), n),
