@@ -279,9 +279,12 @@ pub fn decode(protocol: Protocol, data: &[u8]) {
         return;
     };
     let schema = if views { with_views(&schema) } else { schema };
-    // The encoder reads a typed batch's columns named with a leading `_` as the layout's own
-    // (`_op`, `_before`, `_partition`, ...): a table column so named does not come back.
-    let own_names = schema.fields().iter().any(|f| f.name().starts_with('_'));
+    // The encoder reads a typed batch's columns by name, and those named with a leading `_` as
+    // the layout's own (`_op`, `_before`, `_partition`, ...): a table column so named (the typed
+    // layout's known limit), or a name a mutated table schema gives twice, does not come back.
+    let mut names: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
+    names.sort();
+    let own_names = names.iter().any(|n| n.starts_with('_')) || names.windows(2).any(|w| w[0] == w[1]);
     let layout = LayoutOptions::Typed { table, schema: Arc::new(schema) };
     let typed = decode_collect(DecodeOptions { layout: layout.clone(), ..base }, std::slice::from_ref(&input));
     check_contract(&typed, &keys, &values, "typed");
