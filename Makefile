@@ -58,9 +58,10 @@ bench: develop
 # Fuzzing (README, Development): cargo-fuzz is installed into .cache/cargo on first use; the targets
 # are built with the nightly flags cargo-fuzz needs (RUSTC_BOOTSTRAP) and run one after another,
 # FUZZ_SECONDS each, at the lowest priority; fuzz/runs.log keeps each target's last statistics.
-# Built optimised with debug assertions and overflow checks, and without a sanitizer: ASan made
-# every execution several times slower, and the crate is safe Rust but for a few blocks whose
-# output the checks validate in full (fuzz/check.rs); fuzz/alloc_cap.rs stands in for
+# Built optimised with debug assertions and overflow checks, and without a sanitizer: under ASan
+# (its allocator, in this allocation-heavy code) the targets ran 115-270 executions a second, about
+# a tenth of the speed without it (BENCHMARKS.md). The crate is safe Rust but for a few blocks
+# whose output the checks validate in full (fuzz/check.rs), and fuzz/alloc_cap.rs stands in for
 # -malloc_limit_mb. `make fuzz FUZZ_SANITIZER=address` builds and runs them under ASan.
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 2048

@@ -145,6 +145,9 @@ fn check_contract(out: &[RecordBatch], keys: &[Option<&[u8]>], values: &[&[u8]],
     }
 }
 
+/// Marks a row image that names a column twice, in [`envelope_rows`].
+const NAMED_TWICE: &str = "(a column named twice)";
+
 /// The op a row event is compared as: an UPDATE without an old image as an INSERT, since
 /// Canal-JSON writes it so (as TiCDC does).
 fn same_op(op: &str, before: bool) -> &str {
@@ -180,6 +183,9 @@ fn envelope_rows(out: &[RecordBatch]) -> Vec<String> {
             let mut pairs: Vec<_> =
                 (0..k.len()).map(|i| (k.value(i).to_string(), v.is_valid(i).then(|| v.value(i).to_string()))).collect();
             pairs.sort();
+            if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
+                pairs.insert(0, (NAMED_TWICE.to_string(), None));
+            }
             Some(pairs)
         };
         for row in 0..batch.num_rows() {
@@ -263,8 +269,11 @@ pub fn decode(protocol: Protocol, data: &[u8]) {
     // Encoded again (uncompressed) and decoded again: the same row events.
     let again_options = DecodeOptions { compression: Compression::None, ..base.clone() };
     // (Skipped when there is nothing to compare, as for most mutated inputs: it halves their cost.)
+    // A row image naming a column twice (Craft and Open read one; TiCDC writes none) is left out
+    // too: the encoder takes each column's type from `_types` by name.
     let rows = envelope_rows(&envelope);
-    let encoded = if rows.is_empty() { None } else { encode(protocol, &envelope) };
+    let twice = rows.iter().any(|row| row.contains(NAMED_TWICE));
+    let encoded = if rows.is_empty() || twice { None } else { encode(protocol, &envelope) };
     if let Some(encoded) = encoded {
         let again = decode_collect(again_options.clone(), &encoded);
         assert_eq!(errors(&again), Vec::<String>::new(), "envelope re-encoded: our own messages fail");
