@@ -212,10 +212,11 @@ fn encode_options() -> EncodeOptions {
     EncodeOptions { enable_tidb_extension: true, build_ts: Some(1), ..Default::default() }
 }
 
-/// Each decoded batch encoded with `protocol`; None if the encoder refused one (it may refuse a
-/// value its protocol cannot carry, but not panic).
-fn encode(protocol: Protocol, decoded: &[RecordBatch]) -> Option<Vec<RecordBatch>> {
-    let mut encoder = BatchEncoder::new(protocol, encode_options()).expect("default options");
+/// Each decoded batch encoded with `protocol` in the decoder's server time zone; None if the
+/// encoder refused one (it may refuse a value its protocol cannot carry, but not panic).
+fn encode(protocol: Protocol, decoded: &[RecordBatch], timezone: &str) -> Option<Vec<RecordBatch>> {
+    let mut encoder = BatchEncoder::new(protocol, EncodeOptions { timezone: timezone.to_string(), ..encode_options() })
+        .expect("default options");
     decoded.iter().map(|b| encoder.encode(b).ok()).collect()
 }
 
@@ -273,7 +274,7 @@ pub fn decode(protocol: Protocol, data: &[u8]) {
     // too: the encoder takes each column's type from `_types` by name.
     let rows = envelope_rows(&envelope);
     let twice = rows.iter().any(|row| row.contains(NAMED_TWICE));
-    let encoded = if rows.is_empty() || twice { None } else { encode(protocol, &envelope) };
+    let encoded = if rows.is_empty() || twice { None } else { encode(protocol, &envelope, &base.timezone) };
     if let Some(encoded) = encoded {
         let again = decode_collect(again_options.clone(), &encoded);
         assert_eq!(errors(&again), Vec::<String>::new(), "envelope re-encoded: our own messages fail");
@@ -301,7 +302,7 @@ pub fn decode(protocol: Protocol, data: &[u8]) {
     if rows.num_rows() == 0 || own_names || table_schemas(&typed) > 1 {
         return;
     }
-    if let Some(encoded) = encode(protocol, &typed) {
+    if let Some(encoded) = encode(protocol, &typed, &again_options.timezone) {
         let again = decode_collect(DecodeOptions { layout, ..again_options }, &encoded);
         assert_eq!(errors(&again), Vec::<String>::new(), "typed re-encoded: our own messages fail");
         assert_eq!(typed_rows(&again), rows, "typed re-encoded");
