@@ -15,8 +15,10 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch};
+use arrow_array::{Array, ArrayRef, BinaryArray, BooleanArray, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
+use arrow_select::concat::concat_batches;
+use arrow_select::filter::filter_record_batch;
 use ticdc_rs::arrow::infer::infer_schema;
 use ticdc_rs::arrow::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError, TableName};
 use ticdc_rs::{BatchEncoder, EncodeOptions, Protocol};
@@ -93,7 +95,14 @@ fn ints(batch: &RecordBatch, name: &str) -> Vec<Option<i64>> {
 
 /// The contract of `collect`: every message yields its events or exactly one ERROR row, which
 /// carries the message's bytes; no row names a message that is not in the input.
+/// Every array is also validated in full (offsets, UTF-8, views in bounds): the decoder builds
+/// some without checks, and the fuzz targets run without a sanitizer.
 fn check_contract(out: &[RecordBatch], keys: &[Option<&[u8]>], values: &[&[u8]], layout: &str) {
+    for (batch, column) in out.iter().flat_map(|b| b.columns().iter().map(move |c| (b, c))) {
+        if let Err(e) = column.to_data().validate_full() {
+            panic!("{layout}: invalid array in {:?}: {e}", batch.schema());
+        }
+    }
     let n = values.len();
     let (mut rows, mut errors) = (vec![0usize; n], vec![0usize; n]);
     for batch in out {
@@ -136,6 +145,19 @@ fn check_contract(out: &[RecordBatch], keys: &[Option<&[u8]>], values: &[&[u8]],
     }
 }
 
+/// Marks a row image that names a column twice, in [`envelope_rows`].
+const NAMED_TWICE: &str = "(a column named twice)";
+
+/// The op a row event is compared as: an UPDATE without an old image as an INSERT, since
+/// Canal-JSON writes it so (as TiCDC does).
+fn same_op(op: &str, before: bool) -> &str {
+    if op == "UPDATE" && !before {
+        "INSERT"
+    } else {
+        op
+    }
+}
+
 /// Row events of decoded envelope batches in a form to compare: what a consumer reads of them.
 /// Messages of the handle-key-only and claim-check kinds are left out (their rows are stand-ins).
 /// An empty schema or table name is taken as none: a Canal-JSON row without `table` re-encodes
@@ -161,6 +183,9 @@ fn envelope_rows(out: &[RecordBatch]) -> Vec<String> {
             let mut pairs: Vec<_> =
                 (0..k.len()).map(|i| (k.value(i).to_string(), v.is_valid(i).then(|| v.value(i).to_string()))).collect();
             pairs.sort();
+            if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
+                pairs.insert(0, (NAMED_TWICE.to_string(), None));
+            }
             Some(pairs)
         };
         for row in 0..batch.num_rows() {
@@ -168,13 +193,14 @@ fn envelope_rows(out: &[RecordBatch]) -> Vec<String> {
             if !matches!(op, "INSERT" | "UPDATE" | "DELETE") || stand_in.value(row) || claim[row].is_some() {
                 continue;
             }
+            let before = image("_before", row);
             rows.push(format!(
-                "{op} ts={:?} {:?}.{:?} after={:?} before={:?}",
+                "{} ts={:?} {:?}.{:?} after={:?} before={before:?}",
+                same_op(op, before.is_some()),
                 ts[row],
                 schemas[row],
                 tables[row],
                 image("_after", row),
-                image("_before", row)
             ));
         }
     }
@@ -186,10 +212,11 @@ fn encode_options() -> EncodeOptions {
     EncodeOptions { enable_tidb_extension: true, build_ts: Some(1), ..Default::default() }
 }
 
-/// Each decoded batch encoded with `protocol`; None if the encoder refused one (it may refuse a
-/// value its protocol cannot carry, but not panic).
-fn encode(protocol: Protocol, decoded: &[RecordBatch]) -> Option<Vec<RecordBatch>> {
-    let mut encoder = BatchEncoder::new(protocol, encode_options()).expect("default options");
+/// Each decoded batch encoded with `protocol` in the decoder's server time zone; None if the
+/// encoder refused one (it may refuse a value its protocol cannot carry, but not panic).
+fn encode(protocol: Protocol, decoded: &[RecordBatch], timezone: &str) -> Option<Vec<RecordBatch>> {
+    let mut encoder = BatchEncoder::new(protocol, EncodeOptions { timezone: timezone.to_string(), ..encode_options() })
+        .expect("default options");
     decoded.iter().map(|b| encoder.encode(b).ok()).collect()
 }
 
@@ -220,11 +247,13 @@ fn first_table(out: &[RecordBatch]) -> Option<TableName> {
 }
 
 /// The fuzz check of one protocol's decoder (see the module's documentation). Input: one byte
-/// choosing the compression and the server time zone, then the messages (see [`messages`]).
+/// choosing the compression, the server time zone and view columns in the typed layout, then the
+/// messages (see [`messages`]). One combination per input, so that an execution stays cheap.
 pub fn decode(protocol: Protocol, data: &[u8]) {
     let Some((&choice, rest)) = data.split_first() else { return };
     let compression = [Compression::None, Compression::Snappy, Compression::Lz4][(choice % 3) as usize];
     let timezone = if choice / 3 % 2 == 1 { "Asia/Shanghai" } else { "UTC" }.to_string();
+    let views = choice / 6 % 2 == 1;
     let (keys, values) = messages(rest);
     let input = input_batch(&keys, &values);
 
@@ -241,8 +270,11 @@ pub fn decode(protocol: Protocol, data: &[u8]) {
     // Encoded again (uncompressed) and decoded again: the same row events.
     let again_options = DecodeOptions { compression: Compression::None, ..base.clone() };
     // (Skipped when there is nothing to compare, as for most mutated inputs: it halves their cost.)
+    // A row image naming a column twice (Craft and Open read one; TiCDC writes none) is left out
+    // too: the encoder takes each column's type from `_types` by name.
     let rows = envelope_rows(&envelope);
-    let encoded = if rows.is_empty() { None } else { encode(protocol, &envelope) };
+    let twice = rows.iter().any(|row| row.contains(NAMED_TWICE));
+    let encoded = if rows.is_empty() || twice { None } else { encode(protocol, &envelope, &base.timezone) };
     if let Some(encoded) = encoded {
         let again = decode_collect(again_options.clone(), &encoded);
         assert_eq!(errors(&again), Vec::<String>::new(), "envelope re-encoded: our own messages fail");
@@ -256,49 +288,79 @@ pub fn decode(protocol: Protocol, data: &[u8]) {
     else {
         return;
     };
+    let schema = if views { with_views(&schema) } else { schema };
+    // The encoder reads a typed batch's columns by name, and those named with a leading `_` as
+    // the layout's own (`_op`, `_before`, `_partition`, ...): a table column so named (the typed
+    // layout's known limit), or a name a mutated table schema gives twice, does not come back.
+    let mut names: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
+    names.sort();
+    let own_names = names.iter().any(|n| n.starts_with('_')) || names.windows(2).any(|w| w[0] == w[1]);
     let layout = LayoutOptions::Typed { table, schema: Arc::new(schema) };
     let typed = decode_collect(DecodeOptions { layout: layout.clone(), ..base }, std::slice::from_ref(&input));
     check_contract(&typed, &keys, &values, "typed");
     let rows = typed_rows(&typed);
-    if rows.is_empty() {
+    if rows.num_rows() == 0 || own_names || table_schemas(&typed) > 1 {
         return;
     }
-    if let Some(encoded) = encode(protocol, &typed) {
+    if let Some(encoded) = encode(protocol, &typed, &again_options.timezone) {
         let again = decode_collect(DecodeOptions { layout, ..again_options }, &encoded);
         assert_eq!(errors(&again), Vec::<String>::new(), "typed re-encoded: our own messages fail");
         assert_eq!(typed_rows(&again), rows, "typed re-encoded");
     }
 }
 
-/// Row events of typed batches, each as its meta columns and its row (with `_before`) rendered.
-fn typed_rows(out: &[RecordBatch]) -> Vec<String> {
-    let mut rows = Vec::new();
+/// How many distinct table schemas (`_table_schema`, Simple's DDL and bootstrap rows) the typed
+/// output holds. Across a change of schema the typed layout keeps one schema for every row, and
+/// the Simple encoder writes each value by its column's type while its DDL message carries the
+/// new schema: such a stream does not re-encode faithfully (`fuzz/known-failures/README.md`).
+fn table_schemas(out: &[RecordBatch]) -> usize {
+    let mut seen: Vec<String> = out.iter().flat_map(|b| strings(b, "_table_schema")).flatten().collect();
+    seen.sort();
+    seen.dedup();
+    seen.len()
+}
+
+/// The schema with its text and binary columns as views (Utf8View, BinaryView).
+fn with_views(schema: &Schema) -> Schema {
+    let fields = schema.fields().iter().map(|f| match f.data_type() {
+        DataType::Utf8 => Arc::new(f.as_ref().clone().with_data_type(DataType::Utf8View)),
+        DataType::Binary => Arc::new(f.as_ref().clone().with_data_type(DataType::BinaryView)),
+        _ => f.clone(),
+    });
+    Schema::new_with_metadata(fields.collect::<Vec<_>>(), schema.metadata().clone())
+}
+
+/// Row events of typed batches as one batch: `_op`, `_commit_ts` and the table's columns (with
+/// `_before`), compared as arrays (Arrow's logical equality), not as rendered text.
+fn typed_rows(out: &[RecordBatch]) -> RecordBatch {
+    let mut parts = Vec::new();
     for batch in out {
         let ops = strings(batch, "_op");
-        let ts = ints(batch, "_commit_ts");
         let stand_in = batch.column_by_name("_handle_key_only").expect("_handle_key_only").as_boolean();
         let claim = strings(batch, "_claim_check");
-        let first = batch.schema().index_of("_message").expect("_message") + 1;
-        let first = first + usize::from(batch.schema().column_with_name("_error").is_some()) * 3;
-        let columns: Vec<(String, ArrayRef)> = batch
-            .schema()
-            .fields()
-            .iter()
-            .enumerate()
-            .skip(first)
-            .map(|(i, f)| (f.name().clone(), batch.column(i).clone()))
+        let schema = batch.schema();
+        let first = schema.index_of("_message").expect("_message") + 1;
+        let first = first + usize::from(schema.column_with_name("_error").is_some()) * 3;
+        let mut columns =
+            vec![schema.index_of("_op").expect("_op"), schema.index_of("_commit_ts").expect("_commit_ts")];
+        columns.extend(first..schema.fields().len());
+        let keep: BooleanArray = (0..batch.num_rows())
+            .map(|row| {
+                let op = ops[row].as_deref().unwrap_or("");
+                Some(matches!(op, "INSERT" | "UPDATE" | "DELETE") && !stand_in.value(row) && claim[row].is_none())
+            })
             .collect();
-        for row in 0..batch.num_rows() {
-            let op = ops[row].as_deref().unwrap_or("");
-            if !matches!(op, "INSERT" | "UPDATE" | "DELETE") || stand_in.value(row) || claim[row].is_some() {
-                continue;
-            }
-            let values: Vec<String> =
-                columns.iter().map(|(name, array)| format!("{name}={:?}", array.slice(row, 1))).collect();
-            rows.push(format!("{op} ts={:?} {}", ts[row], values.join(" ")));
-        }
+        let before = batch.column_by_name("_before").expect("_before");
+        let ops: StringArray =
+            ops.iter().enumerate().map(|(row, op)| op.as_deref().map(|op| same_op(op, before.is_valid(row)))).collect();
+        let projected = batch.project(&columns).expect("projection");
+        let mut arrays = projected.columns().to_vec();
+        arrays[0] = Arc::new(ops);
+        let projected = RecordBatch::try_new(projected.schema(), arrays).expect("same types");
+        parts.push(filter_record_batch(&projected, &keep).expect("filter"));
     }
-    rows
+    let schema = parts.first().expect("at least one batch").schema();
+    concat_batches(&schema, &parts).expect("batches of one layout")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -478,7 +540,7 @@ pub fn differential(protocol: Protocol, data: &[u8]) {
 }
 
 fn differential_inner(protocol: Protocol, data: &[u8]) -> arbitrary::Result<()> {
-    use arrow_array::{BooleanArray, Int64Array, StringArray, StructArray};
+    use arrow_array::{Int64Array, StructArray};
     use arrow_buffer::NullBuffer;
 
     let mut u = arbitrary::Unstructured::new(data);
@@ -541,7 +603,8 @@ fn differential_inner(protocol: Protocol, data: &[u8]) -> arbitrary::Result<()> 
             "_table_schema" | "_ddl" | "_ddl_type" | "_claim_check" | "_error" => {
                 arrow_array::new_null_array(field.data_type(), n)
             }
-            "_table_id" | "_partition_id" | "_schema_version" => nulls(n),
+            "_table_id" | "_partition_id" | "_schema_version" | "_start_ts" => nulls(n),
+            "_row_key" => arrow_array::new_null_array(field.data_type(), n),
             "_handle_key_only" => Arc::new(BooleanArray::from(vec![false; n])),
             "_message" => Arc::new(Int64Array::from((0..n as i64).collect::<Vec<_>>())),
             "_raw_key" | "_raw_value" => arrow_array::new_null_array(field.data_type(), n),

@@ -2,6 +2,8 @@
 //! encoded and decoded again (see `fuzz/check.rs`).
 #![no_main]
 
+#[path = "../alloc_cap.rs"]
+mod alloc_cap;
 #[path = "../check.rs"]
 mod check;
 

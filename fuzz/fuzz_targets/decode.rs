@@ -8,6 +8,8 @@
 //! a u16 value length and the bytes.
 #![no_main]
 
+#[path = "../alloc_cap.rs"]
+mod alloc_cap;
 #[path = "../check.rs"]
 mod check;
 

@@ -3,6 +3,8 @@
 //! `fuzz/check.rs`). The first byte picks the protocol.
 #![no_main]
 
+#[path = "../alloc_cap.rs"]
+mod alloc_cap;
 #[path = "../check.rs"]
 mod check;
 

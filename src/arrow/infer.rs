@@ -71,7 +71,8 @@ pub fn arrow_type(desc: &TypeDescription, scale_hint: Option<u32>) -> DataType {
         Float => DataType::Float32,
         Double => DataType::Float64,
         Decimal => match (desc.length, desc.scale.or(scale_hint)) {
-            (Some(p), s) if p <= 38 => DataType::Decimal128(p as u8, s.unwrap_or(0) as i8),
+            // MySQL requires the scale to be at most the precision (`DECIMAL(M,D)`, M >= D).
+            (Some(p), s) if p <= 38 && s.unwrap_or(0) <= p => DataType::Decimal128(p as u8, s.unwrap_or(0) as i8),
             (Some(_), _) => DataType::Utf8,
             (None, Some(s)) if s <= 38 => DataType::Decimal128(38, s as i8),
             (None, _) => DataType::Utf8,

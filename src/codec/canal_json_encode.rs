@@ -139,9 +139,18 @@ impl CanalJsonEncoder {
         let es = canal_ts(event.commit_ts);
         let _ = write!(s, "],\"isDdl\":false,\"type\":\"{}\",\"es\":{es},\"ts\":{es},\"sql\":\"\"", kind.as_str());
 
+        // The type maps name every column of the message: an UPDATE's old image may name a
+        // column its new one lacks (never in TiCDC's own events), and a decoder (ours, Go's)
+        // rejects a column missing from `mysqlType`.
+        let old_only: Vec<&Column<'_>> = if kind == EventKind::Update && !same_names(after, before) {
+            before.iter().filter(|c| !after.iter().any(|a| a.name == c.name)).collect()
+        } else {
+            Vec::new()
+        };
+        let typed = || image.iter().chain(old_only.iter().copied()).filter(keep);
         s.push_str(",\"sqlType\":");
         let mut first = true;
-        for c in image.iter().filter(keep) {
+        for c in typed() {
             s.push_str(if first { "{" } else { "," });
             first = false;
             json_string(&mut s, &c.name);
@@ -149,7 +158,7 @@ impl CanalJsonEncoder {
         }
         s.push_str(if first { "null" } else { "}" });
         s.push_str(",\"mysqlType\":{");
-        for (i, c) in image.iter().filter(keep).enumerate() {
+        for (i, c) in typed().enumerate() {
             if i > 0 {
                 s.push(',');
             }
@@ -298,6 +307,11 @@ fn write_image<'c, 'a: 'c>(
     }
     s.push_str("}]");
     Ok(())
+}
+
+/// Whether two row images name the same columns in the same order (TiCDC's always do).
+fn same_names(a: &[Column<'_>], b: &[Column<'_>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| a.name == b.name)
 }
 
 fn same_value(a: &Column<'_>, b: &Column<'_>) -> bool {
