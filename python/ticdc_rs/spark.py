@@ -214,7 +214,7 @@ def replay(events: DataFrame, keys: Sequence[str] | None = None, *, as_of: str |
     check_as_of(as_of)
     limit = None if as_of == "end" else snapshot_ts(events, partitions) if as_of == "watermark" else int(as_of)
     changes = _changes(events, keys, limit, None, resets=True)
-    shuffle = int(events.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    shuffle = int(events.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
     buckets = 8 * shuffle  # several per shuffle partition, so that hashing them spreads evenly
     bucket = F.when(F.col(RESET), F.sequence(F.lit(0), F.lit(buckets - 1)))
     bucket = bucket.otherwise(F.array(F.pmod(F.xxhash64(*keys), F.lit(buckets))))
