@@ -292,12 +292,11 @@ def replay_tables(source, protocol: str = "auto", *, tables: Sequence[str] | Non
     numbered = messages.append_column("row", pa.array(range(messages.num_rows), pa.int64()))
     envelope = decode(numbered, protocol, carry=[pa.field("row", pa.int64())],
                       **{k: v for k, v in options.items() if k != "schema"})
-    named = envelope.select("_row", pl.when(pl.col("_table").is_not_null())
-                            .then(pl.concat_str([pl.col("_schema"), pl.col("_table")], separator=".")).alias("name"))
+    # "db.table", null for an event without a table (concat_str is null where a part is).
+    named = envelope.select("_row", "_op", pl.concat_str([pl.col("_schema"), pl.col("_table")], separator=".")
+                            .alias("name"))
     if tables is None:
-        rows = envelope.filter(pl.col("_op").is_in(ROW_OPS))
-        tables = sorted(rows.select(pl.concat_str([pl.col("_schema"), pl.col("_table")], separator=".")).unique()
-                        .to_series().to_list())
+        tables = sorted(named.filter(pl.col("_op").is_in(ROW_OPS))["name"].unique().to_list())
     out = {}
     for name in tables:
         own = named.filter(pl.col("name").is_null() | (pl.col("name") == name))["_row"].unique().sort()
