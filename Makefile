@@ -68,6 +68,7 @@ FUZZ_STOP ?= -max_total_time=$(FUZZ_SECONDS)
 FUZZ_MAX_LEN ?= 2048
 FUZZ_SANITIZER ?= none
 FUZZ_TARGETS ?= open craft canal_json simple_json simple_avro differential
+FUZZ_CORPUS ?= corpus
 FUZZ_ENV := PATH="$(CURDIR)/.cache/cargo/bin:$$PATH" RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$(CURDIR)/fuzz/target"
 FUZZ_BUILD := -O --debug-assertions --sanitizer $(FUZZ_SANITIZER)
 
@@ -78,11 +79,11 @@ fuzz-build: .cache/cargo/bin/cargo-fuzz
 	cd fuzz && $(FUZZ_ENV) nice -n 19 cargo fuzz build $(FUZZ_BUILD)
 
 fuzz: fuzz-build
-	$(PYTHON) fuzz/seed_corpus.py --max-len $(FUZZ_MAX_LEN)
+	$(PYTHON) fuzz/seed_corpus.py --max-len $(FUZZ_MAX_LEN) --out fuzz/$(FUZZ_CORPUS)
 	@rm -f fuzz/runs.log
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  echo "== $$t: $(FUZZ_STOP)"; \
-	  (cd fuzz && $(FUZZ_ENV) nice -n 19 cargo fuzz run $(FUZZ_BUILD) $$t -- \
+	  (cd fuzz && $(FUZZ_ENV) nice -n 19 cargo fuzz run $(FUZZ_BUILD) $$t $(FUZZ_CORPUS)/$$t -- \
 	    $(FUZZ_STOP) -max_len=$(FUZZ_MAX_LEN) -timeout=10 -rss_limit_mb=2048 \
 	    -malloc_limit_mb=256 -print_final_stats=1 2> target/$$t.log) || { tail -60 fuzz/target/$$t.log; exit 1; }; \
 	  grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' fuzz/target/$$t.log \
@@ -90,11 +91,13 @@ fuzz: fuzz-build
 	done
 	@awk '/number_of_executed_units/ {n += $$3} END {print "total executions:", n}' fuzz/runs.log
 
-# The short run CI makes (.ci/run, the workflow): 50,000 executions a target from the seeds, with
-# a fixed random seed, so that a submission's result does not depend on luck or on the machine's
-# speed (about 10-20 s a target). Open-ended search is `make fuzz`.
+# The short run CI makes (.ci/run, the workflow): 50,000 executions a target from the seeds alone
+# (a fresh corpus, as on a new clone), with a fixed random seed, so that a submission's result
+# does not depend on luck, on the machine's speed or on earlier runs (10-20 s a target).
+# Open-ended search is `make fuzz`, which keeps its corpus in fuzz/corpus.
 fuzz-smoke:
-	$(MAKE) fuzz FUZZ_STOP="-runs=50000 -seed=1"
+	rm -rf fuzz/target/smoke-corpus
+	$(MAKE) fuzz FUZZ_STOP="-runs=50000 -seed=1" FUZZ_CORPUS=target/smoke-corpus
 
 clean:
 	rm -rf $(VENV) target .cache fuzz/target

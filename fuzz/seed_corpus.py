@@ -7,7 +7,7 @@ Asia/Shanghai server time zone), then each message as a u16 key length (0xffff: 
 value length and the bytes. Cases too long for `max_len` are also written one message a seed, so
 that every message is in reach. The differential target needs no seeds.
 
-    python fuzz/seed_corpus.py [VECTORS_DIR] [--max-len N]
+    python fuzz/seed_corpus.py [VECTORS_DIR] [--max-len N] [--out DIR]
 """
 
 import argparse
@@ -48,6 +48,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("vectors", nargs="?", type=pathlib.Path)
     parser.add_argument("--max-len", type=int, default=2048)
+    parser.add_argument("--out", type=pathlib.Path, default=here / "corpus", help="the corpora's folder")
     args = parser.parse_args()
     vectors = args.vectors or here.parent.parent / "shared" / "vectors"
     if not vectors.is_dir():
@@ -58,11 +59,11 @@ def main() -> None:
         for i, case in enumerate(doc.get("cases", [doc])):
             target, data = seeds(case, args.max_len)
             for j, seed in enumerate(data):
-                corpus = here / "corpus" / target
+                corpus = args.out / target
                 corpus.mkdir(parents=True, exist_ok=True)
                 (corpus / f"{path.parent.name}_{path.stem}_{i}_{j}").write_bytes(seed)
                 written[target] = written.get(target, 0) + 1
-    (here / "corpus" / "differential").mkdir(parents=True, exist_ok=True)
+    (args.out / "differential").mkdir(parents=True, exist_ok=True)
     print(f"seeds from {vectors}: " + ", ".join(f"{t} {n}" for t, n in sorted(written.items())))
 
 

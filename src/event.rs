@@ -12,6 +12,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use crate::error::{Fault, FaultResult};
 use crate::mysql::MySqlType;
 
 pub type Text<'a> = Cow<'a, str>;
@@ -72,6 +73,14 @@ pub mod flag {
 impl<'a> ColumnType<'a> {
     pub fn new(base: MySqlType) -> Self {
         ColumnType { base, unsigned: false, binary: false, text: None, flags: None }
+    }
+
+    /// Whether a value of either type is read alike: same base type, sign, charset and text.
+    pub fn same_type(&self, other: &ColumnType<'_>) -> bool {
+        self.base == other.base
+            && self.unsigned == other.unsigned
+            && self.binary == other.binary
+            && self.text.as_deref() == other.text.as_deref()
     }
 
     /// The flags word as carried, or else the one TiCDC would give a column of this type:
@@ -233,6 +242,25 @@ impl<'a> MessageEvents<'a> {
 
     pub fn keys(&self, event: &Event<'a>) -> &[Text<'a>] {
         &self.keys[event.keys.clone()]
+    }
+
+    /// A column of the old image whose type differs from the one the new image gives it, as a
+    /// fault at its value. TiCDC writes both images of a row from one table definition; a
+    /// consumer reads one type per column (the envelope's `_types`, the typed layout's field),
+    /// so a row whose images disagree is refused rather than read one way or the other.
+    pub fn check_image_types(&self, after: &Range<usize>, before: &Range<usize>) -> FaultResult<()> {
+        let (after, before) = (&self.columns[after.clone()], &self.columns[before.clone()]);
+        for (i, old) in before.iter().enumerate() {
+            let same_place = after.get(i).filter(|new| new.name == old.name);
+            let Some(new) = same_place.or_else(|| after.iter().find(|new| new.name == old.name)) else { continue };
+            if !new.ty.same_type(&old.ty) {
+                return Err(Fault::new(
+                    old.at,
+                    format!("column {}: the old image gives it another type than the new image", old.name),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -588,15 +588,48 @@ pub fn set_names(members: &[String], mask: u64, out: &mut String) -> Option<()> 
     if members.len() < 64 && mask >> members.len() != 0 {
         return None;
     }
+    let mut first = true;
     for (i, m) in members.iter().enumerate().take(64) {
         if mask & (1 << i) != 0 {
-            if !out.is_empty() {
+            if !std::mem::take(&mut first) {
                 out.push(',');
             }
             out.push_str(m);
         }
     }
     Some(())
+}
+
+/// The position of member `name`; None when it is not one, or the definition lists it twice
+/// (MySQL refuses such a definition, and no one number stands for the name).
+fn member_position(members: &[String], name: &str) -> Option<usize> {
+    let mut at = members.iter().enumerate().filter(|(_, m)| *m == name).map(|(i, _)| i);
+    match (at.next(), at.next()) {
+        (Some(i), None) => Some(i),
+        _ => None,
+    }
+}
+
+/// The ENUM index of `name` (1-based; the empty name is MySQL's "error" value 0).
+pub fn enum_index(members: &[String], name: &str) -> Option<u64> {
+    if name.is_empty() {
+        return Some(0);
+    }
+    member_position(members, name).map(|i| i as u64 + 1)
+}
+
+/// The SET bitmask of comma-joined `names` (the empty text is the empty set). None also when
+/// the mask would not read back as `names`: members holding commas make some texts ambiguous.
+pub fn set_mask(members: &[String], names: &str) -> Option<u64> {
+    if names.is_empty() {
+        return Some(0);
+    }
+    let mask = names
+        .split(',')
+        .try_fold(0u64, |mask, name| Some(mask | 1u64.checked_shl(member_position(members, name)? as u32)?))?;
+    let mut again = String::with_capacity(names.len());
+    set_names(members, mask, &mut again)?;
+    (again == names).then_some(mask)
 }
 
 #[cfg(test)]

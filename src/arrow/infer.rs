@@ -253,8 +253,14 @@ pub fn infer_schema(
                     if desc.base == MySqlType::Decimal {
                         s.scale = s.scale.max(decimal_scale(&c.value));
                     }
+                    // A NULL or unknown type (a column the message could not type) says less
+                    // than any other the column has: it neither widens nor names the column.
+                    let vague = |d: &TypeDescription| matches!(d.base, MySqlType::Null | MySqlType::Unknown);
+                    if vague(&desc) && s.types.iter().any(|(d, _)| !vague(d)) {
+                        continue;
+                    }
                     if s.types.last().is_none_or(|(_, t)| *t != text) {
-                        s.types.retain(|(_, t)| *t != text);
+                        s.types.retain(|(d, t)| *t != text && (vague(&desc) || !vague(d)));
                         s.types.push((desc, text));
                     }
                 }

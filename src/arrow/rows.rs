@@ -510,24 +510,12 @@ fn enum_value<'a>(c: &TypedColumn<'a>, s: &'a str) -> Result<Value<'a>, String> 
     if members.is_empty() {
         return Ok(Value::Text(Cow::Borrowed(s)));
     }
-    match c.desc.base {
-        MySqlType::Enum => {
-            if s.is_empty() {
-                return Ok(Value::UInt(0));
-            }
-            let at = members.iter().position(|m| m == s).ok_or_else(|| format!("{s:?} is not a member"))?;
-            Ok(Value::UInt(at as u64 + 1))
-        }
-        MySqlType::Set => {
-            let mut mask = 0u64;
-            for name in s.split(',').filter(|n| !n.is_empty()) {
-                let at = members.iter().position(|m| m == name).ok_or_else(|| format!("{name:?} is not a member"))?;
-                mask |= 1u64.checked_shl(at as u32).ok_or("too many SET members")?;
-            }
-            Ok(Value::UInt(mask))
-        }
-        _ => Ok(Value::Text(Cow::Borrowed(s))),
-    }
+    let number = match c.desc.base {
+        MySqlType::Enum => crate::mysql::enum_index(members, s),
+        MySqlType::Set => crate::mysql::set_mask(members, s),
+        _ => return Ok(Value::Text(Cow::Borrowed(s))),
+    };
+    number.map(Value::UInt).ok_or_else(|| format!("{s:?} is not a member, or names one its type lists twice"))
 }
 
 /// A timestamp or duration value in microseconds, whatever its unit.

@@ -362,16 +362,12 @@ fn float_text(v: f64, finite: bool, shortest: String) -> String {
 }
 
 fn member_number(c: &Column<'_>, names: &str) -> Option<String> {
-    let desc = TypeDescription::parse(c.ty.text.as_deref()?);
-    let index = |name: &str| desc.members.iter().position(|m| m == name);
-    if c.ty.base == MySqlType::Enum {
-        return if names.is_empty() { Some("0".into()) } else { index(names).map(|i| (i + 1).to_string()) };
-    }
-    let mut mask = 0u64;
-    for name in names.split(',').filter(|n| !n.is_empty()) {
-        mask |= 1u64.checked_shl(index(name)? as u32)?;
-    }
-    Some(mask.to_string())
+    let members = TypeDescription::parse(c.ty.text.as_deref()?).members;
+    let number = match c.ty.base {
+        MySqlType::Enum => crate::mysql::enum_index(&members, names),
+        _ => crate::mysql::set_mask(&members, names),
+    };
+    number.map(|n| n.to_string())
 }
 
 /// The `mysqlType` entry: TiDB's full type description in content-compatible mode (when the

@@ -307,7 +307,10 @@ fn read_row<'a>(
         *slot = Some(columns);
     }
     ev.kind = match (&ev.after, &ev.before) {
-        (Some(_), Some(_)) => EventKind::Update,
+        (Some(after), Some(before)) => {
+            out.check_image_types(after, before)?;
+            EventKind::Update
+        }
         (Some(_), None) => EventKind::Insert,
         (None, Some(_)) => EventKind::Delete,
         (None, None) => return Ok(false),

@@ -573,6 +573,7 @@ fn push_row<'a>(out: &mut MessageEvents<'a>, key: KeyItem<'a>, images: RowImages
     } else if let Some(update) = images.update {
         match images.pre.filter(|p| !p.is_empty()) {
             Some(pre) => {
+                out.check_image_types(&update, &pre)?;
                 let before = complete_old_row(&mut out.columns, &update, &pre);
                 (EventKind::Update, Some(update), Some(before))
             }

@@ -545,6 +545,9 @@ fn write_value(out: &mut Vec<u8>, c: &Column<'_>, flags: u64, quoted: &mut Strin
         return Ok(());
     }
     match c.ty.base {
+        TinyInt | SmallInt | MediumInt | Int | BigInt if flags & flag::UNSIGNED != 0 && is_negative(value) => {
+            return Err(Fault::new(c.at, format!("column {}: {value:?} is negative, and the column UNSIGNED", c.name)));
+        }
         TinyInt | SmallInt | MediumInt | Int | BigInt | Year => write_integer(out, value),
         Bit | Enum | Set => write_unsigned(out, value),
         Float => write_float(out, value, true),
@@ -624,6 +627,16 @@ fn write_integer(out: &mut Vec<u8>, value: &Value<'_>) {
             }
             true
         }),
+    }
+}
+
+fn is_negative(value: &Value<'_>) -> bool {
+    match value {
+        Value::Int(v) => *v < 0,
+        Value::Float32(v) => *v < 0.0,
+        Value::Float64(v) => *v < 0.0,
+        Value::Text(t) => t.trim().parse::<i64>().is_ok_and(|v| v < 0),
+        _ => false,
     }
 }
 

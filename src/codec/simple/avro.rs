@@ -492,6 +492,7 @@ pub fn read_table_schema(cur: &mut AvroCursor<'_>) -> FaultResult<TableSchema> {
         t.indexes.push(index);
         Ok(())
     })?;
+    t.check_column_names().map_err(|reason| cur.fault(reason))?;
     Ok(t)
 }
 

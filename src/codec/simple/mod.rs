@@ -209,7 +209,19 @@ impl TableSchema {
                 _ => cur.skip_value()?,
             }
         }
+        t.check_column_names().map_err(|reason| cur.fault(reason))?;
         Ok(t)
+    }
+
+    /// TiDB gives each column its own name, and rows are matched to columns by name (JSON) or
+    /// read into them by name (the envelope's images): a schema naming one twice is refused.
+    pub fn check_column_names(&self) -> Result<(), String> {
+        let mut names: Vec<&str> = self.columns.iter().map(|c| c.name.as_str()).collect();
+        names.sort_unstable();
+        match names.windows(2).find(|w| w[0] == w[1]) {
+            Some(w) => Err(format!("table schema names column {:?} twice", w[0])),
+            None => Ok(()),
+        }
     }
 
     /// Writes the JSON form exactly as TiCDC's `encoding/json` does.
