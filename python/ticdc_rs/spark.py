@@ -204,10 +204,11 @@ def replay(events: DataFrame, keys: Sequence[str] | None = None, *, as_of: str |
     `snapshot_ts(events, partitions)`, computed with one pass) or a TSO. The same rows as
     `ticdc_rs.polars.replay`; see `ticdc_rs._changes` for the rules.
 
-    The plan reads the events once, shuffles once and sorts once: changes go to buckets by a hash
-    of their key and each reset is copied into every bucket, so that the last reset a key must
-    follow is found in its own bucket, by a window sorted as the one that picks each key's
-    greatest change.
+    The plan reads the events once, shuffles once, sorts once and makes one window pass: changes
+    go to buckets by a hash of their key and each reset is copied into every bucket. Sorted by key
+    (a reset's key is null, so resets come first; a key is never null) and then in change order,
+    greatest first, a row is its key's greatest change when the row before it holds another key,
+    and the last reset it must follow is the greatest of the resets before it.
     """
     columns = table_columns(events.columns)
     keys = resolve_keys(keys, _recorded_keys(events), columns)
@@ -219,12 +220,16 @@ def replay(events: DataFrame, keys: Sequence[str] | None = None, *, as_of: str |
     bucket = F.when(F.col(RESET), F.sequence(F.lit(0), F.lit(buckets - 1)))
     bucket = bucket.otherwise(F.array(F.pmod(F.xxhash64(*keys), F.lit(buckets))))
     spread = changes.withColumn("__bucket", F.explode(bucket)).repartition(shuffle, "__bucket")
-    whole = (Window.partitionBy("__bucket").orderBy(*keys, *_change_order(changes))
-             .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
-    spread = spread.withColumn("__reset_ts", F.max(F.when(F.col(RESET), F.col(COMMIT_TS))).over(whole))
+    w = Window.partitionBy("__bucket").orderBy(*[F.col(k).asc_nulls_first() for k in keys], *_change_order(changes))
+    greatest = F.lag(F.lit(True)).over(w).isNull()
+    for k in keys:
+        greatest = greatest | ~F.lag(k).over(w).eqNullSafe(F.col(k))
+    so_far = w.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    reset_ts = F.max(F.when(F.col(RESET), F.col(COMMIT_TS))).over(so_far)
+    ranked = spread.select(*columns, DELETED, RESET, COMMIT_TS, greatest.alias("__greatest"),
+                           reset_ts.alias("__reset_ts"))
     after_reset = F.col("__reset_ts").isNull() | (F.col(COMMIT_TS) > F.col("__reset_ts"))
-    latest = _latest(spread, keys, "__bucket")
-    return latest.where(~F.col(RESET) & ~F.col(DELETED) & after_reset).select(*columns)
+    return ranked.where(F.col("__greatest") & ~F.col(RESET) & ~F.col(DELETED) & after_reset).select(*columns)
 
 
 def replay_tables(df: DataFrame, protocol: str = "auto", *, tables: Sequence[str] | None = None,
