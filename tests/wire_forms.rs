@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use arrow_array::{Array, BinaryArray, RecordBatch};
+use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use serde_json::Value as Json;
 use ticdc_rs::codec::EncodeOptions;
@@ -118,6 +118,33 @@ fn simple_json_start_ts_decodes_and_encodes_behind_simple_include_start_ts() {
     // Off (TiCDC's default): the messages of before the option, which decode with no start ts.
     let options = EncodeOptions { build_ts: Some(1700000000456), ..Default::default() };
     check_left_out(Protocol::SimpleJson, &encode(Protocol::SimpleJson, options, &decoded), "startTs", "_start_ts");
+}
+
+/// As pingcap/ticdc's `start_ts_test.go`: a `startTs` of 0 reads as none, and none is written
+/// when the start ts (or, without one, the commit ts) is 0 (`omitempty`).
+#[test]
+fn simple_json_start_ts_of_zero_is_none() {
+    let v = fixture("simple/ticdc_include_start_ts_json.json");
+    let raw = values(&v);
+    let with = raw.iter().position(|m| text(m).contains("\"startTs\":")).expect("a message with startTs");
+    let mut message: Json = serde_json::from_slice(&raw[with]).unwrap();
+    message["startTs"] = Json::from(0);
+    // The messages before it carry the table's schema.
+    let mut messages = raw[..with].to_vec();
+    messages.push(serde_json::to_vec(&message).unwrap());
+    let decoded = decode(Protocol::SimpleJson, &messages);
+    let last = decoded.num_rows() - 1;
+    assert_eq!(decoded.column_by_name("_op").unwrap().as_string::<i32>().value(last), "INSERT");
+    assert!(decoded.column_by_name("_start_ts").unwrap().is_null(last));
+
+    let schema = decoded.schema();
+    let mut columns = decoded.columns().to_vec();
+    columns[schema.index_of("_commit_ts").unwrap()] = Arc::new(Int64Array::from(vec![0i64; decoded.num_rows()]));
+    let zero = RecordBatch::try_new(schema, columns).unwrap();
+    let options = EncodeOptions { simple_include_start_ts: true, build_ts: Some(1), ..Default::default() };
+    for message in encode(Protocol::SimpleJson, options, &zero) {
+        assert!(!text(&message).contains("startTs"), "{}", text(&message));
+    }
 }
 
 #[test]

@@ -215,10 +215,12 @@ impl SimpleEncoder {
                 }
                 out.extend_from_slice(format!(",\"type\":\"{kind}\",\"commitTs\":{}", e.commit_ts).as_bytes());
                 // `simple-include-start-ts` (pingcap/ticdc#6143): `startTs` follows `commitTs`
-                // in DML messages; an event without one (decoded from a message without it)
-                // writes its commit ts, as TiCDC's decoder falls back to it.
-                if self.options.simple_include_start_ts {
-                    out.extend_from_slice(format!(",\"startTs\":{}", e.start_ts.unwrap_or(e.commit_ts)).as_bytes());
+                // in DML messages, omitted when 0 (`omitempty`); an event without one (decoded
+                // from a message without it) writes its commit ts, as TiCDC's decoder falls
+                // back to it.
+                let start_ts = e.start_ts.unwrap_or(e.commit_ts);
+                if self.options.simple_include_start_ts && start_ts != 0 {
+                    out.extend_from_slice(format!(",\"startTs\":{start_ts}").as_bytes());
                 }
                 out.extend_from_slice(format!(",\"buildTs\":{build_ts}").as_bytes());
                 if row.version != 0 {

@@ -98,7 +98,8 @@ impl JsonDecoder {
                 "sql" => h.sql = Some(cur.string()?),
                 "commitTs" => h.commit_ts = cur.u64()?,
                 // TiCDC's `simple-include-start-ts` (DML only; pingcap/ticdc#6143).
-                "startTs" => h.start_ts = if cur.null()? { None } else { Some(cur.u64()?) },
+                // TiCDC writes no `startTs` when it is 0 (`omitempty`), and reads 0 as none.
+                "startTs" => h.start_ts = if cur.null()? { None } else { Some(cur.u64()?).filter(|&ts| ts != 0) },
                 "schemaVersion" => h.schema_version = cur.u64()?,
                 "claimCheckLocation" => h.claim_check = if cur.null()? { None } else { Some(cur.string()?) },
                 "handleKeyOnly" => h.handle_key_only = !cur.null()? && cur.bool()?,
