@@ -898,3 +898,73 @@ proptest! {
         prop_assert!(errors == 1 && all.len() == 2 || errors == 0 && all.len() == 2, "{:?}", all);
     }
 }
+
+#[test]
+fn typed_rows_re_encode_by_the_schema_version_they_name() {
+    // `kind` is text in version 1 and an ENUM from version 2: the typed layout holds one Arrow
+    // type for both, and each row must go back out as its own version reads it.
+    let mut v1 = own_schema();
+    v1.columns.retain(|c| c.name == "id" || c.name == "kind");
+    v1.columns[1].data_type.mysql_type = "varchar".into();
+    v1.columns[1].data_type.elements = None;
+    let mut v2 = v1.clone();
+    v2.version += 1;
+    v2.columns[1].data_type.mysql_type = "enum".into();
+    v2.columns[1].data_type.elements = Some(vec!["a".into(), "b".into()]);
+    let row = |version: u64, id: i64, kind: &str| {
+        format!(
+            r#"{{"version":1,"database":"shop","table":"orders","tableID":42,"type":"INSERT","commitTs":{},"buildTs":1,"schemaVersion":{version},"data":{{"id":"{id}","kind":"{kind}"}}}}"#,
+            449543017000000011 + id
+        )
+    };
+    let messages: Vec<Vec<u8>> = [
+        format!(r#"{{"version":1,"type":"BOOTSTRAP","commitTs":0,"buildTs":1,"tableSchema":{}}}"#, v1.to_json()),
+        row(v1.version, 1, "b"),
+        format!(
+            r#"{{"version":1,"type":"ALTER","sql":"ALTER TABLE orders MODIFY kind ENUM('a','b')","commitTs":449543017000000020,"buildTs":1,"tableSchema":{},"preTableSchema":{}}}"#,
+            v2.to_json(),
+            v1.to_json()
+        ),
+        row(v2.version, 2, "2"),
+    ]
+    .into_iter()
+    .map(String::into_bytes)
+    .collect();
+    let input = batch(&messages);
+    let name = TableName::parse("shop.orders").unwrap();
+    let schema = infer_schema(
+        std::slice::from_ref(&input),
+        Some(Protocol::SimpleJson),
+        &name,
+        Compression::None,
+        "value",
+        "key",
+        &[],
+    )
+    .unwrap();
+    let layout = LayoutOptions::Typed { table: name, schema: Arc::new(schema) };
+    let decode = |input: &RecordBatch| {
+        decoder(Protocol::SimpleJson, OnError::Raise, |o| o.layout = layout.clone()).decode(input).unwrap()
+    };
+    let typed = decode(&input);
+    let kinds = |out: &RecordBatch| {
+        let ops = ops(out);
+        let kind =
+            arrow_cast::display::ArrayFormatter::try_new(out.column_by_name("kind").unwrap(), &Default::default())
+                .unwrap();
+        (0..out.num_rows()).filter(|&i| ops[i] == "INSERT").map(|i| kind.value(i).to_string()).collect::<Vec<_>>()
+    };
+    assert_eq!(kinds(&typed), ["b", "b"]);
+    for protocol in [Protocol::SimpleJson, Protocol::SimpleAvro] {
+        let mut encoder = ticdc_rs::BatchEncoder::new(protocol, EncodeOptions::default()).unwrap();
+        let encoded = encoder.encode(&typed).unwrap();
+        if protocol == Protocol::SimpleJson {
+            let values = encoded.column_by_name("value").unwrap().as_binary::<i32>();
+            let text = |i: usize| String::from_utf8_lossy(values.value(i)).into_owned();
+            assert!(text(1).contains(r#""data":{"id":"1","kind":"b"}"#), "{}", text(1));
+            assert!(text(3).contains(r#""data":{"id":"2","kind":"2"}"#), "{}", text(3));
+        }
+        let again = decoder(protocol, OnError::Raise, |o| o.layout = layout.clone()).decode(&encoded).unwrap();
+        assert_eq!(kinds(&again), ["b", "b"], "{protocol:?}");
+    }
+}

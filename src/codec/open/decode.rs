@@ -523,6 +523,11 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResul
                     Ok(crate::utf8::into_string(bytes)
                         .map_or_else(|bytes| Value::Bytes(Cow::Owned(bytes)), |text| Value::Text(Cow::Owned(text))))
                 }
+                // Opaque to TiCDC: its bytes are the text's, as a BINARY column's.
+                Geometry => Ok(Value::Bytes(match text {
+                    Cow::Borrowed(text) => Cow::Borrowed(text.as_bytes()),
+                    Cow::Owned(text) => Cow::Owned(text.into_bytes()),
+                })),
                 // Legacy producers also put strings in numeric columns; Go passes them through.
                 _ => Ok(Value::Text(text)),
             }
@@ -541,6 +546,7 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResul
                     .map_err(|_| bad("a 64-bit integer")),
                 Float => text.parse::<f64>().map(|v| Value::Float32(v as f32)).map_err(|_| bad("a number")),
                 Double => text.parse::<f64>().map(Value::Float64).map_err(|_| bad("a number")),
+                Geometry => Ok(Value::Bytes(Cow::Borrowed(text.as_bytes()))),
                 _ => Ok(Value::Text(Cow::Borrowed(text))),
             }
         }

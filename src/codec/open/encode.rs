@@ -572,6 +572,11 @@ fn write_value(out: &mut Vec<u8>, c: &Column<'_>, flags: u64, quoted: &mut Strin
             engine.encode_slice(&bytes, &mut out[start..]).map_err(|e| Fault::new(c.at, format!("base64: {e}")))?;
             out.push(b'"');
         }
+        // The decoder keeps a GEOMETRY string's text as its bytes; only text can go back.
+        Geometry => match crate::utf8::check(&value_bytes(value)) {
+            Ok(text) => write_json_str(out, text),
+            Err(_) => return Err(Fault::new(c.at, format!("column {}: a GEOMETRY value must be UTF-8 text", c.name))),
+        },
         // Decimals, dates, times, JSON, vectors: the mounter hands over strings.
         _ => write_json_value(out, value),
     }

@@ -14,6 +14,10 @@
 //! so that consumers who join later find the schema soon. A DDL's `preTableSchema` is the table's
 //! previously known schema (by table id, then by name), as TiCDC's schema storage provides it.
 //!
+//! A row names the schema version its consumer reads it by, so its values are written by that
+//! version's column types: after a DDL changes a column's type, the events of a typed layout
+//! (one Arrow type per column for the whole stream) may type it otherwise.
+//!
 //! `buildTs` is the wall clock unless [`EncodeOptions::build_ts`] fixes it (tests).
 
 use std::borrow::Cow;
@@ -24,7 +28,9 @@ use base64::Engine;
 
 use super::avro::{write_bool, write_bytes, write_long, write_optional, write_table_schema, MESSAGE_BRANCH};
 use super::checksum::row_checksum;
-use super::{write_json_str, ColumnSchema, DataType, DefaultValue, Encoding, IndexSchema, TableSchema, DDL_TYPES};
+use super::{
+    write_json_str, ColumnSchema, DataType, DefaultValue, Encoding, IndexSchema, Table, TableSchema, DDL_TYPES,
+};
 use crate::codec::large::{claim_check_body, store_claim_check};
 use crate::codec::{Destination, Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
 use crate::ddl_action;
@@ -37,7 +43,7 @@ pub struct SimpleEncoder {
     encoding: Encoding,
     options: EncodeOptions,
     /// The latest schema of each (schema, table) seen in DDL/BOOTSTRAP events.
-    known: HashMap<(String, String), TableSchema>,
+    known: HashMap<(String, String), Table>,
     /// Per destination, then (schema, table, version).
     announced: HashMap<(Destination, String, String, u64), Announced>,
     destination: Destination,
@@ -100,7 +106,7 @@ impl SimpleEncoder {
         }
         let key = (self.destination.clone(), schema.schema.clone(), schema.table.clone(), schema.version);
         self.announced.insert(key, Announced::now());
-        self.known.insert((schema.schema.clone(), schema.table.clone()), schema.clone());
+        self.known.insert((schema.schema.clone(), schema.table.clone()), Table::new(schema.clone()));
     }
 
     fn bootstrap(&self, schema: &TableSchema) -> Vec<u8> {
@@ -308,13 +314,14 @@ impl SimpleEncoder {
     fn encode_row(&mut self, events: &MessageEvents<'_>, e: &Event<'_>, out: &mut Vec<Record>) -> FaultResult<()> {
         let (schema, table) = (e.schema.as_deref().unwrap_or(""), e.table.as_deref().unwrap_or(""));
         let known = self.known.get(&(schema.to_string(), table.to_string()));
-        let version = e.schema_version.or(known.map(|k| k.version)).unwrap_or(0);
-        let table_id = e.table_id.or(known.map(|k| k.table_id)).unwrap_or(0);
+        let version = e.schema_version.or(known.map(|k| k.schema.version)).unwrap_or(0);
+        let table_id = e.table_id.or(known.map(|k| k.schema.table_id)).unwrap_or(0);
+        let known = known.filter(|k| k.schema.version == version);
         let key = (self.destination.clone(), schema.to_string(), table.to_string(), version);
         let due = self.announced.get(&key).is_none_or(|a| a.is_due(&self.options));
         if self.options.send_bootstrap && due {
-            let schema = match known.filter(|k| k.version == version) {
-                Some(k) => k.clone(),
+            let schema = match known {
+                Some(k) => k.schema.clone(),
                 None => schema_from_columns(events, e, version, table_id),
             };
             out.push(self.record(self.bootstrap(&schema))?);
@@ -328,6 +335,9 @@ impl SimpleEncoder {
             EventKind::Delete => (None, Some(events.before(e))),
             _ => (Some(events.after(e)), e.before.is_some().then(|| events.before(e))),
         };
+        let retyped_data = known.and_then(|k| retyped(data?, k).transpose()).transpose()?;
+        let retyped_old = known.and_then(|k| retyped(old?, k).transpose()).transpose()?;
+        let (data, old) = (retyped_data.as_deref().or(data), retyped_old.as_deref().or(old));
         let mut row = Row {
             event: e,
             data,
@@ -383,9 +393,10 @@ impl SimpleEncoder {
         if matches!(kind, "CREATE" | "QUERY") {
             return None;
         }
-        let by_id = schema.and_then(|s| self.known.values().find(|k| k.table_id == s.table_id && s.table_id != 0));
+        let by_id =
+            schema.and_then(|s| self.known.values().find(|k| k.schema.table_id == s.table_id && s.table_id != 0));
         let name = (e.schema.as_deref().unwrap_or("").to_string(), e.table.as_deref().unwrap_or("").to_string());
-        by_id.or_else(|| self.known.get(&name)).cloned()
+        by_id.or_else(|| self.known.get(&name)).map(|k| k.schema.clone())
     }
 }
 
@@ -414,7 +425,7 @@ impl Encode for SimpleEncoder {
                         );
                         self.known
                             .get(&name)
-                            .cloned()
+                            .map(|k| k.schema.clone())
                             .ok_or_else(|| Fault::new(0, "BOOTSTRAP event without a table schema"))?
                     }
                 };
@@ -498,6 +509,60 @@ fn schema_from_columns(events: &MessageEvents<'_>, e: &Event<'_>, version: u64, 
         version,
         columns,
         indexes,
+    }
+}
+
+/// The image typed as the table schema types it, when some column's type differs from it (None
+/// when none does): ENUM/SET members go by name, to the schema's index or mask, or to text.
+fn retyped<'a>(image: &[Column<'a>], table: &Table) -> FaultResult<Option<Vec<Column<'a>>>> {
+    let schema_type = |nth: usize, c: &Column<'_>| table.find(&c.name, nth).map(|i| &table.columns[i].ty);
+    let differs = |a: &ColumnType<'_>, b: &ColumnType<'_>| {
+        (a.base, a.unsigned, a.binary) != (b.base, b.unsigned, b.binary)
+            || (matches!(a.base, MySqlType::Enum | MySqlType::Set) && a.text != b.text)
+    };
+    if !image.iter().enumerate().any(|(i, c)| schema_type(i, c).is_some_and(|ty| differs(ty, &c.ty))) {
+        return Ok(None);
+    }
+    let column = |(i, c): (usize, &Column<'a>)| -> FaultResult<Column<'a>> {
+        let Some(ty) = schema_type(i, c).filter(|ty| differs(ty, &c.ty)) else {
+            return Ok(c.clone());
+        };
+        let is_member = |base| matches!(base, MySqlType::Enum | MySqlType::Set);
+        let value = match member_names(c) {
+            Some(names) if is_member(ty.base) => {
+                let members = TypeDescription::parse(ty.text.as_deref().unwrap_or("")).members;
+                let number = match ty.base {
+                    MySqlType::Enum => crate::mysql::enum_index(&members, &names),
+                    _ => crate::mysql::set_mask(&members, &names),
+                };
+                Value::UInt(number.ok_or_else(|| {
+                    let kind = ty.base.name(false);
+                    Fault::new(c.at, format!("column {}: {names:?} is not a member of the table's {kind}", c.name))
+                })?)
+            }
+            Some(names) if is_member(c.ty.base) => Value::Text(Cow::Owned(names.into_owned())),
+            _ => c.value.clone(),
+        };
+        Ok(Column { name: c.name.clone(), ty: ty.clone(), value, at: c.at })
+    };
+    image.iter().enumerate().map(column).collect::<FaultResult<Vec<_>>>().map(Some)
+}
+
+/// An ENUM/SET value as member names: text as it is, an index or mask by its own type's members.
+fn member_names<'v>(c: &'v Column<'_>) -> Option<Cow<'v, str>> {
+    match (&c.value, c.ty.base) {
+        (Value::Text(t), _) => Some(Cow::Borrowed(t.as_ref())),
+        (Value::UInt(n), MySqlType::Enum | MySqlType::Set) => {
+            let members = TypeDescription::parse(c.ty.text.as_deref()?).members;
+            if c.ty.base == MySqlType::Enum {
+                crate::mysql::enum_name(&members, *n).map(|name| Cow::Owned(name.to_string()))
+            } else {
+                let mut names = String::new();
+                crate::mysql::set_names(&members, *n, &mut names)?;
+                Some(Cow::Owned(names))
+            }
+        }
+        _ => None,
     }
 }
 
