@@ -968,3 +968,28 @@ fn typed_rows_re_encode_by_the_schema_version_they_name() {
         assert_eq!(kinds(&again), ["b", "b"], "{protocol:?}");
     }
 }
+
+#[test]
+fn a_value_the_announced_schema_lacks_is_refused() {
+    // Without a DDL or BOOTSTRAP to go by, the encoder announces the version with a BOOTSTRAP
+    // built from the first row's columns; a later row of that version with another column
+    // would lose its value in the consumer, so it is refused (a null one is left out).
+    let full = Table::new(own_schema());
+    let mut first = own_schema();
+    first.columns.truncate(2);
+    let first = Table::new(first);
+    for protocol in [Protocol::SimpleJson, Protocol::SimpleAvro] {
+        let mut encoder = protocol.encoder(&EncodeOptions { build_ts: Some(BUILD_TS), ..Default::default() }).unwrap();
+        let mut records = Vec::new();
+        let row = own_row(&first, sample_values(1), EventKind::Insert);
+        encoder.encode(&row, &row.events[0], &mut records).unwrap();
+        let mut nulls = sample_values(2);
+        nulls[2..].iter_mut().for_each(|v| *v = Value::Null);
+        let row = own_row(&full, nulls, EventKind::Insert);
+        encoder.encode(&row, &row.events[0], &mut records).unwrap();
+        assert_eq!(records.len(), 3, "one BOOTSTRAP, two rows");
+        let row = own_row(&full, sample_values(3), EventKind::Insert);
+        let fault = encoder.encode(&row, &row.events[0], &mut records).unwrap_err();
+        assert!(fault.reason.contains("column big: not in the table schema of version"), "{}", fault.reason);
+    }
+}

@@ -14,9 +14,11 @@
 //! so that consumers who join later find the schema soon. A DDL's `preTableSchema` is the table's
 //! previously known schema (by table id, then by name), as TiCDC's schema storage provides it.
 //!
-//! A row names the schema version its consumer reads it by, so its values are written by that
-//! version's column types: after a DDL changes a column's type, the events of a typed layout
-//! (one Arrow type per column for the whole stream) may type it otherwise.
+//! A row names the schema version its consumer reads it by, so it is written as that version
+//! reads it (the schema of a DDL or BOOTSTRAP, or of a BOOTSTRAP built here from an earlier row):
+//! each value by the version's column type, since after a DDL changes a column's type the events
+//! of a typed layout (one Arrow type per column for the whole stream) may type it otherwise; a
+//! column the version lacks is left out when null and refused otherwise (it would be dropped).
 //!
 //! `buildTs` is the wall clock unless [`EncodeOptions::build_ts`] fixes it (tests).
 
@@ -44,6 +46,8 @@ pub struct SimpleEncoder {
     options: EncodeOptions,
     /// The latest schema of each (schema, table) seen in DDL/BOOTSTRAP events.
     known: HashMap<(String, String), Table>,
+    /// The schemas of BOOTSTRAPs built from a row's columns, by (schema, table, version).
+    made: HashMap<(String, String, u64), Table>,
     /// Per destination, then (schema, table, version).
     announced: HashMap<(Destination, String, String, u64), Announced>,
     destination: Destination,
@@ -85,6 +89,7 @@ impl SimpleEncoder {
             encoding,
             options: options.clone(),
             known: HashMap::new(),
+            made: HashMap::new(),
             announced: HashMap::new(),
             destination: (None, None),
         }
@@ -313,18 +318,21 @@ impl SimpleEncoder {
     /// Encodes a row, applying the large-message option when it is too large.
     fn encode_row(&mut self, events: &MessageEvents<'_>, e: &Event<'_>, out: &mut Vec<Record>) -> FaultResult<()> {
         let (schema, table) = (e.schema.as_deref().unwrap_or(""), e.table.as_deref().unwrap_or(""));
-        let known = self.known.get(&(schema.to_string(), table.to_string()));
-        let version = e.schema_version.or(known.map(|k| k.schema.version)).unwrap_or(0);
-        let table_id = e.table_id.or(known.map(|k| k.schema.table_id)).unwrap_or(0);
-        let known = known.filter(|k| k.schema.version == version);
+        let latest = self.known.get(&(schema.to_string(), table.to_string()));
+        let version = e.schema_version.or(latest.map(|k| k.schema.version)).unwrap_or(0);
+        let table_id = e.table_id.or(latest.map(|k| k.schema.table_id)).unwrap_or(0);
         let key = (self.destination.clone(), schema.to_string(), table.to_string(), version);
         let due = self.announced.get(&key).is_none_or(|a| a.is_due(&self.options));
         if self.options.send_bootstrap && due {
-            let schema = match known {
+            let bootstrap = match self.schema_of(schema, table, version) {
                 Some(k) => k.schema.clone(),
-                None => schema_from_columns(events, e, version, table_id),
+                None => {
+                    let made = schema_from_columns(events, e, version, table_id);
+                    self.made.insert((schema.to_string(), table.to_string(), version), Table::new(made.clone()));
+                    made
+                }
             };
-            out.push(self.record(self.bootstrap(&schema))?);
+            out.push(self.record(self.bootstrap(&bootstrap))?);
             self.announced.insert(key.clone(), Announced::now());
         }
         if let Some(a) = self.announced.get_mut(&key) {
@@ -335,8 +343,9 @@ impl SimpleEncoder {
             EventKind::Delete => (None, Some(events.before(e))),
             _ => (Some(events.after(e)), e.before.is_some().then(|| events.before(e))),
         };
-        let retyped_data = known.and_then(|k| retyped(data?, k).transpose()).transpose()?;
-        let retyped_old = known.and_then(|k| retyped(old?, k).transpose()).transpose()?;
+        let read_by = self.schema_of(schema, table, version);
+        let retyped_data = read_by.and_then(|k| as_read_by(data?, k).transpose()).transpose()?;
+        let retyped_old = read_by.and_then(|k| as_read_by(old?, k).transpose()).transpose()?;
         let (data, old) = (retyped_data.as_deref().or(data), retyped_old.as_deref().or(old));
         let mut row = Row {
             event: e,
@@ -386,6 +395,13 @@ impl SimpleEncoder {
         }
         out.push(record);
         Ok(())
+    }
+
+    /// The schema the consumer reads a row of this table version by: the one DDL/BOOTSTRAP
+    /// events gave, or the one of the BOOTSTRAP this encoder built from a row's columns.
+    fn schema_of(&self, schema: &str, table: &str, version: u64) -> Option<&Table> {
+        let known = self.known.get(&(schema.to_string(), table.to_string())).filter(|k| k.schema.version == version);
+        known.or_else(|| self.made.get(&(schema.to_string(), table.to_string(), version)))
     }
 
     /// The schema a DDL replaces: the known one with the same table id, else the same name.
@@ -512,40 +528,55 @@ fn schema_from_columns(events: &MessageEvents<'_>, e: &Event<'_>, version: u64, 
     }
 }
 
-/// The image typed as the table schema types it, when some column's type differs from it (None
-/// when none does): ENUM/SET members go by name, to the schema's index or mask, or to text.
-fn retyped<'a>(image: &[Column<'a>], table: &Table) -> FaultResult<Option<Vec<Column<'a>>>> {
+/// The image as the table schema reads it, when it differs (None when it does not): each column
+/// typed as the schema types it (ENUM/SET members go by name, to the schema's index or mask, or
+/// to text), and a null column the schema lacks left out. A value in a column the schema lacks
+/// is refused: the consumer would drop it.
+fn as_read_by<'a>(image: &[Column<'a>], table: &Table) -> FaultResult<Option<Vec<Column<'a>>>> {
     let schema_type = |nth: usize, c: &Column<'_>| table.find(&c.name, nth).map(|i| &table.columns[i].ty);
     let differs = |a: &ColumnType<'_>, b: &ColumnType<'_>| {
         (a.base, a.unsigned, a.binary) != (b.base, b.unsigned, b.binary)
             || (matches!(a.base, MySqlType::Enum | MySqlType::Set) && a.text != b.text)
     };
-    if !image.iter().enumerate().any(|(i, c)| schema_type(i, c).is_some_and(|ty| differs(ty, &c.ty))) {
+    if image.iter().enumerate().all(|(i, c)| schema_type(i, c).is_some_and(|ty| !differs(ty, &c.ty))) {
         return Ok(None);
     }
-    let column = |(i, c): (usize, &Column<'a>)| -> FaultResult<Column<'a>> {
-        let Some(ty) = schema_type(i, c).filter(|ty| differs(ty, &c.ty)) else {
-            return Ok(c.clone());
-        };
-        let is_member = |base| matches!(base, MySqlType::Enum | MySqlType::Set);
-        let value = match member_names(c) {
-            Some(names) if is_member(ty.base) => {
-                let members = TypeDescription::parse(ty.text.as_deref().unwrap_or("")).members;
-                let number = match ty.base {
-                    MySqlType::Enum => crate::mysql::enum_index(&members, &names),
-                    _ => crate::mysql::set_mask(&members, &names),
-                };
-                Value::UInt(number.ok_or_else(|| {
-                    let kind = ty.base.name(false);
-                    Fault::new(c.at, format!("column {}: {names:?} is not a member of the table's {kind}", c.name))
-                })?)
+    let mut columns = Vec::with_capacity(image.len());
+    for (i, c) in image.iter().enumerate() {
+        match schema_type(i, c) {
+            None if c.value.is_null() => {}
+            None => {
+                let version = table.schema.version;
+                return Err(Fault::new(
+                    c.at,
+                    format!("column {}: not in the table schema of version {version}", c.name),
+                ));
             }
-            Some(names) if is_member(c.ty.base) => Value::Text(Cow::Owned(names.into_owned())),
-            _ => c.value.clone(),
-        };
-        Ok(Column { name: c.name.clone(), ty: ty.clone(), value, at: c.at })
+            Some(ty) if differs(ty, &c.ty) => columns.push(retyped(c, ty)?),
+            Some(_) => columns.push(c.clone()),
+        }
+    }
+    Ok(Some(columns))
+}
+
+fn retyped<'a>(c: &Column<'a>, ty: &ColumnType<'static>) -> FaultResult<Column<'a>> {
+    let is_member = |base| matches!(base, MySqlType::Enum | MySqlType::Set);
+    let value = match member_names(c) {
+        Some(names) if is_member(ty.base) => {
+            let members = TypeDescription::parse(ty.text.as_deref().unwrap_or("")).members;
+            let number = match ty.base {
+                MySqlType::Enum => crate::mysql::enum_index(&members, &names),
+                _ => crate::mysql::set_mask(&members, &names),
+            };
+            Value::UInt(number.ok_or_else(|| {
+                let kind = ty.base.name(false);
+                Fault::new(c.at, format!("column {}: {names:?} is not a member of the table's {kind}", c.name))
+            })?)
+        }
+        Some(names) if is_member(c.ty.base) => Value::Text(Cow::Owned(names.into_owned())),
+        _ => c.value.clone(),
     };
-    image.iter().enumerate().map(column).collect::<FaultResult<Vec<_>>>().map(Some)
+    Ok(Column { name: c.name.clone(), ty: ty.clone(), value, at: c.at })
 }
 
 /// An ENUM/SET value as member names: text as it is, an index or mask by its own type's members.
