@@ -46,3 +46,16 @@ def test_spark_replays_every_table_of_a_topic(spark):
     messages, expected = two_table_topic()
     out = ts.replay_tables(spark.createDataFrame(messages).cache(), "open")
     assert {name: sorted(tuple(r) for r in t.select("id", "v", "n").collect()) for name, t in out.items()} == expected
+
+
+def test_spark_decodes_every_table_in_one_pass_as_decode_does_each(spark):
+    messages, _ = two_table_topic()
+    df = spark.createDataFrame(messages).cache()
+    together = ts.decode_tables(df, "open", ["shop.items", "shop.other"])
+    for name, events in together.items():
+        alone = ts.decode(df, "open", layout="typed", table=name)
+        # (Fields read out of a struct column are nullable: `_op`, `_commit_ts`... become so.)
+        assert [(f.name, f.dataType) for f in events.schema] == [(f.name, f.dataType) for f in alone.schema]
+        assert events.count() > 0
+        assert sorted(map(repr, events.collect())) == sorted(map(repr, alone.collect()))
+        assert ts._recorded_keys(events) == ["id"]

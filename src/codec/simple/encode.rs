@@ -15,10 +15,11 @@
 //! previously known schema (by table id, then by name), as TiCDC's schema storage provides it.
 //!
 //! A row names the schema version its consumer reads it by, so it is written as that version
-//! reads it (the schema of a DDL or BOOTSTRAP, or of a BOOTSTRAP built here from an earlier row):
-//! each value by the version's column type, since after a DDL changes a column's type the events
-//! of a typed layout (one Arrow type per column for the whole stream) may type it otherwise; a
-//! column the version lacks is left out when null and refused otherwise (it would be dropped).
+//! reads it: by the first schema of that version a DDL or BOOTSTRAP gave (the consumer's cache
+//! keeps the first), or by that of a BOOTSTRAP built here from an earlier row. Each value goes by
+//! the version's column type, since after a DDL changes a column's type the events of a typed
+//! layout (one Arrow type per column for the whole stream) may type it otherwise; a column the
+//! version lacks is left out when null and refused otherwise (the consumer would drop it).
 //!
 //! `buildTs` is the wall clock unless [`EncodeOptions::build_ts`] fixes it (tests).
 
@@ -45,9 +46,10 @@ pub struct SimpleEncoder {
     encoding: Encoding,
     options: EncodeOptions,
     /// The latest schema of each (schema, table) seen in DDL/BOOTSTRAP events.
-    known: HashMap<(String, String), Table>,
-    /// The schemas of BOOTSTRAPs built from a row's columns, by (schema, table, version).
-    made: HashMap<(String, String, u64), Table>,
+    known: HashMap<(String, String), TableSchema>,
+    /// What the consumer reads each (schema, table, version) by: the first schema of that version
+    /// a DDL or BOOTSTRAP told it (its schema cache keeps the first), or a BOOTSTRAP built here.
+    read_by: HashMap<(String, String, u64), Table>,
     /// Per destination, then (schema, table, version).
     announced: HashMap<(Destination, String, String, u64), Announced>,
     destination: Destination,
@@ -89,7 +91,7 @@ impl SimpleEncoder {
             encoding,
             options: options.clone(),
             known: HashMap::new(),
-            made: HashMap::new(),
+            read_by: HashMap::new(),
             announced: HashMap::new(),
             destination: (None, None),
         }
@@ -111,7 +113,9 @@ impl SimpleEncoder {
         }
         let key = (self.destination.clone(), schema.schema.clone(), schema.table.clone(), schema.version);
         self.announced.insert(key, Announced::now());
-        self.known.insert((schema.schema.clone(), schema.table.clone()), Table::new(schema.clone()));
+        self.known.insert((schema.schema.clone(), schema.table.clone()), schema.clone());
+        let version = (schema.schema.clone(), schema.table.clone(), schema.version);
+        self.read_by.entry(version).or_insert_with(|| Table::new(schema.clone()));
     }
 
     fn bootstrap(&self, schema: &TableSchema) -> Vec<u8> {
@@ -319,8 +323,8 @@ impl SimpleEncoder {
     fn encode_row(&mut self, events: &MessageEvents<'_>, e: &Event<'_>, out: &mut Vec<Record>) -> FaultResult<()> {
         let (schema, table) = (e.schema.as_deref().unwrap_or(""), e.table.as_deref().unwrap_or(""));
         let latest = self.known.get(&(schema.to_string(), table.to_string()));
-        let version = e.schema_version.or(latest.map(|k| k.schema.version)).unwrap_or(0);
-        let table_id = e.table_id.or(latest.map(|k| k.schema.table_id)).unwrap_or(0);
+        let version = e.schema_version.or(latest.map(|k| k.version)).unwrap_or(0);
+        let table_id = e.table_id.or(latest.map(|k| k.table_id)).unwrap_or(0);
         let key = (self.destination.clone(), schema.to_string(), table.to_string(), version);
         let due = self.announced.get(&key).is_none_or(|a| a.is_due(&self.options));
         if self.options.send_bootstrap && due {
@@ -328,7 +332,7 @@ impl SimpleEncoder {
                 Some(k) => k.schema.clone(),
                 None => {
                     let made = schema_from_columns(events, e, version, table_id);
-                    self.made.insert((schema.to_string(), table.to_string(), version), Table::new(made.clone()));
+                    self.read_by.insert((schema.to_string(), table.to_string(), version), Table::new(made.clone()));
                     made
                 }
             };
@@ -397,11 +401,9 @@ impl SimpleEncoder {
         Ok(())
     }
 
-    /// The schema the consumer reads a row of this table version by: the one DDL/BOOTSTRAP
-    /// events gave, or the one of the BOOTSTRAP this encoder built from a row's columns.
+    /// The schema the consumer reads a row of this table version by (see `read_by`).
     fn schema_of(&self, schema: &str, table: &str, version: u64) -> Option<&Table> {
-        let known = self.known.get(&(schema.to_string(), table.to_string())).filter(|k| k.schema.version == version);
-        known.or_else(|| self.made.get(&(schema.to_string(), table.to_string(), version)))
+        self.read_by.get(&(schema.to_string(), table.to_string(), version))
     }
 
     /// The schema a DDL replaces: the known one with the same table id, else the same name.
@@ -409,10 +411,9 @@ impl SimpleEncoder {
         if matches!(kind, "CREATE" | "QUERY") {
             return None;
         }
-        let by_id =
-            schema.and_then(|s| self.known.values().find(|k| k.schema.table_id == s.table_id && s.table_id != 0));
+        let by_id = schema.and_then(|s| self.known.values().find(|k| k.table_id == s.table_id && s.table_id != 0));
         let name = (e.schema.as_deref().unwrap_or("").to_string(), e.table.as_deref().unwrap_or("").to_string());
-        by_id.or_else(|| self.known.get(&name)).map(|k| k.schema.clone())
+        by_id.or_else(|| self.known.get(&name)).cloned()
     }
 }
 
@@ -441,7 +442,7 @@ impl Encode for SimpleEncoder {
                         );
                         self.known
                             .get(&name)
-                            .map(|k| k.schema.clone())
+                            .cloned()
                             .ok_or_else(|| Fault::new(0, "BOOTSTRAP event without a table schema"))?
                     }
                 };
