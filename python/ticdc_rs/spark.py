@@ -39,6 +39,7 @@ from ticdc_rs._changes import (
     resolve_keys,
     table_columns,
 )
+from ticdc_rs._schema import ArrowSchema
 
 INFER_SAMPLE_ROWS = 10_000
 
@@ -234,15 +235,77 @@ def replay(events: DataFrame, keys: Sequence[str] | None = None, *, as_of: str |
 
 def replay_tables(df: DataFrame, protocol: str = "auto", *, tables: Sequence[str] | None = None,
                   as_of: str | int = "end", **options) -> dict[str, DataFrame]:
-    """Every table of a multi-table topic replayed: `{"db.table": rows}`. `df` (Kafka messages) is
-    decoded once in the envelope layout to find the tables (unless `tables=` names them), then
-    once per table in the typed layout: cache `df` when it is costly to read again."""
+    """Every table of a multi-table topic replayed: `{"db.table": rows}`. Unless `tables=` names
+    them, `df` (Kafka messages) is first decoded in the envelope layout to find the tables; then
+    `decode_tables` decodes every table in one pass: cache `df` when it is costly to read again."""
     if tables is None:
         events = decode(df, protocol, carry=[], **{k: v for k, v in options.items() if k != "schema"})
         rows = (events.where(F.col("_op").isin(*ROW_OPS)).select(F.concat_ws(".", "_schema", "_table").alias("name"))
                 .distinct().collect())
         tables = sorted(r["name"] for r in rows)
-    return {name: replay(decode(df, protocol, layout="typed", table=name, **options), as_of=as_of) for name in tables}
+    decoded = decode_tables(df, protocol, tables, **options)
+    return {name: replay(events, as_of=as_of) for name, events in decoded.items()}
+
+
+TABLE_INDEX = "__table"
+
+
+class _TableDecoders:
+    """`mapInArrow`'s function for `decode_tables`: each batch goes through one typed `Decoder`
+    per table (each skips the other tables' messages cheaply); the events of table i come out in
+    struct column `__t{i}` beside `__table` = i."""
+
+    def __init__(self, decoders: list[Decoder]) -> None:
+        self.decoders = decoders
+        self.structs = [pa.struct(list(pa.schema(d.schema))) for d in decoders]
+        fields = [pa.field(f"__t{i}", struct) for i, struct in enumerate(self.structs)]
+        self.schema = ArrowSchema(pa.schema([pa.field(TABLE_INDEX, pa.int32(), nullable=False), *fields]))
+
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+        for batch in batches:
+            for i, decoder in enumerate(self.decoders):
+                yield self._widened(i, decoder.decode(batch))
+        for i, decoder in enumerate(self.decoders):
+            tail = decoder.flush()
+            if tail.num_rows:
+                yield self._widened(i, tail)
+
+    def _widened(self, i: int, events: pa.RecordBatch) -> pa.RecordBatch:
+        n = events.num_rows
+        columns = [pa.nulls(n, struct) for struct in self.structs]
+        columns[i] = pa.StructArray.from_arrays(events.columns, fields=list(self.structs[i]))
+        return pa.RecordBatch.from_arrays([pa.array([i] * n, pa.int32()), *columns], schema=self.schema.arrow)
+
+
+def decode_tables(df: DataFrame, protocol: str, tables: Sequence[str], *, carry: Sequence[str] | None = None,
+                  key_column: str = "key", value_column: str = "value", **options) -> dict[str, DataFrame]:
+    """The typed events of each of `tables` ("db.table"), `{"db.table": events}`, as `decode(df,
+    protocol, layout="typed", table=name, ...)` gives them, but decoded in one pass over `df`,
+    held in Spark's cache (`.unpersist()` any of them to free it). Their columns are all nullable.
+    `schema=` applies to every table; without it each table's schema is inferred from one sample
+    of the messages."""
+    sample = None
+    if options.get("schema") is None and not df.isStreaming:
+        sample = df.select(*[c for c in (key_column, value_column) if c in df.columns]).limit(INFER_SAMPLE_ROWS)
+        sample = sample.toArrow()
+    decoders = []
+    for name in tables:
+        schema = options.get("schema")
+        if schema is None:
+            schema = infer_schema(sample if sample is not None else [], protocol, name,
+                                  compression=options.get("compression", "none"), key_column=key_column,
+                                  value_column=value_column, table_schemas=options.get("table_schemas", ()))
+        decoders.append(Decoder(protocol, carry=_carry_fields(df, carry, key_column, value_column),
+                                key_column=key_column, value_column=value_column,
+                                **{**options, "layout": "typed", "table": name, "schema": schema}))
+    wide = _TableDecoders(decoders)
+    events = df.mapInArrow(wide, wide.schema).persist()
+    out = {}
+    for i, (name, decoder) in enumerate(zip(tables, decoders, strict=True)):
+        table = events.where(F.col(TABLE_INDEX) == i).select(f"__t{i}.*")
+        keys = recorded_key(pa.schema(decoder.schema).metadata) or []
+        out[name] = table.withMetadata(keys[0], {KEY_METADATA: keys}) if keys else table
+    return out
 
 
 def _is_path(target: str) -> bool:
