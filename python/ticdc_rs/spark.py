@@ -15,7 +15,7 @@ every micro-batch; `table_schemas=` gives the decoders the schemas already seen,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Window
@@ -261,7 +261,7 @@ class _TableDecoders:
         fields = [pa.field(f"__t{i}", struct) for i, struct in enumerate(self.structs)]
         self.schema = ArrowSchema(pa.schema([pa.field(TABLE_INDEX, pa.int32(), nullable=False), *fields]))
 
-    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for i, decoder in enumerate(self.decoders):
                 yield self._widened(i, decoder.decode(batch))
