@@ -396,7 +396,14 @@ fn write_value(c: &Column<'_>, flags: u64, out: &mut Vec<u8>) -> FaultResult<boo
         T::Double => out.extend_from_slice(&as_f64(value, false).ok_or_else(|| bad("double"))?.to_le_bytes()),
         T::Date | T::DateTime | T::Timestamp | T::Time | T::Json | T::Decimal | T::Vector => write_text(value, out),
         T::Char | T::VarChar | T::TinyText | T::Text | T::MediumText | T::LongText => write_text(value, out),
-        T::Null | T::Geometry | T::Unknown => return Ok(false),
+        // Their values go as NULL (`craft.md` §4): another value would be lost on the way.
+        T::Null | T::Geometry | T::Unknown => {
+            let ty = c.ty.base.name(c.ty.binary);
+            return Err(Fault::new(
+                0,
+                format!("column {}: Craft carries no {ty} value but NULL, not {value:?}", c.name),
+            ));
+        }
     }
     Ok(true)
 }
