@@ -563,6 +563,8 @@ fn as_read_by<'a>(image: &[Column<'a>], table: &Table) -> FaultResult<Option<Vec
 fn retyped<'a>(c: &Column<'a>, ty: &ColumnType<'static>) -> FaultResult<Column<'a>> {
     let is_member = |base| matches!(base, MySqlType::Enum | MySqlType::Set);
     let value = match member_names(c) {
+        // Digits are the index or mask itself, as the wire and the envelope carry it.
+        Some(names) if is_member(ty.base) && names.parse::<u64>().is_ok() => c.value.clone(),
         Some(names) if is_member(ty.base) => {
             let members = TypeDescription::parse(ty.text.as_deref().unwrap_or("")).members;
             let number = match ty.base {
