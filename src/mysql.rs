@@ -618,6 +618,15 @@ pub fn enum_index(members: &[String], name: &str) -> Option<u64> {
     member_position(members, name).map(|i| i as u64 + 1)
 }
 
+/// The ENUM index or SET bitmask of `names` by the type's `members`; None for another type.
+pub fn member_number(base: MySqlType, members: &[String], names: &str) -> Option<u64> {
+    match base {
+        MySqlType::Enum => enum_index(members, names),
+        MySqlType::Set => set_mask(members, names),
+        _ => None,
+    }
+}
+
 /// The SET bitmask of comma-joined `names` (the empty text is the empty set). None also when
 /// the mask would not read back as `names`: members holding commas make some texts ambiguous.
 pub fn set_mask(members: &[String], names: &str) -> Option<u64> {

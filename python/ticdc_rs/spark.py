@@ -73,16 +73,8 @@ def decode(
             )
         options["schema"] = infer_schema([], protocol, options.get("table"), table_schemas=options["table_schemas"])
     if options.get("layout") == "typed" and options.get("schema") is None:
-        sample = df.select(*[c for c in (key_column, value_column) if c in df.columns]).limit(INFER_SAMPLE_ROWS)
-        options["schema"] = infer_schema(
-            sample.toArrow(),
-            protocol,
-            options.get("table"),
-            compression=options.get("compression", "none"),
-            key_column=key_column,
-            value_column=value_column,
-            table_schemas=options.get("table_schemas", ()),
-        )
+        sample = _sample(df, key_column, value_column)
+        options["schema"] = _inferred(sample, protocol, options.get("table"), key_column, value_column, options)
     decoder = Decoder(
         protocol,
         carry=_carry_fields(df, carry, key_column, value_column),
@@ -90,7 +82,23 @@ def decode(
         value_column=value_column,
         **options,
     )
-    events = df.mapInArrow(decoder, decoder.schema)
+    return _with_recorded_key(df.mapInArrow(decoder, decoder.schema), decoder)
+
+
+def _sample(df: DataFrame, key_column: str, value_column: str) -> pa.Table:
+    """The first `INFER_SAMPLE_ROWS` messages, collected to the driver for `infer_schema`."""
+    return df.select(*[c for c in (key_column, value_column) if c in df.columns]).limit(INFER_SAMPLE_ROWS).toArrow()
+
+
+def _inferred(sample, protocol: str, table: str | None, key_column: str, value_column: str, options: dict):
+    return infer_schema(sample, protocol, table, compression=options.get("compression", "none"),
+                        key_column=key_column, value_column=value_column,
+                        table_schemas=options.get("table_schemas", ()))
+
+
+def _with_recorded_key(events: DataFrame, decoder: Decoder) -> DataFrame:
+    """The events with the primary key the decoder's typed schema records, on their first column
+    (see `KEY_METADATA`)."""
     keys = recorded_key(pa.schema(decoder.schema).metadata) or []
     return events.withMetadata(keys[0], {KEY_METADATA: keys}) if keys else events
 
@@ -284,28 +292,19 @@ def decode_tables(df: DataFrame, protocol: str, tables: Sequence[str], *, carry:
     held in Spark's cache (`.unpersist()` any of them to free it). Their columns are all nullable.
     `schema=` applies to every table; without it each table's schema is inferred from one sample
     of the messages."""
-    sample = None
-    if options.get("schema") is None and not df.isStreaming:
-        sample = df.select(*[c for c in (key_column, value_column) if c in df.columns]).limit(INFER_SAMPLE_ROWS)
-        sample = sample.toArrow()
+    sample = [] if options.get("schema") is not None or df.isStreaming else _sample(df, key_column, value_column)
+    carried = _carry_fields(df, carry, key_column, value_column)
     decoders = []
     for name in tables:
         schema = options.get("schema")
         if schema is None:
-            schema = infer_schema(sample if sample is not None else [], protocol, name,
-                                  compression=options.get("compression", "none"), key_column=key_column,
-                                  value_column=value_column, table_schemas=options.get("table_schemas", ()))
-        decoders.append(Decoder(protocol, carry=_carry_fields(df, carry, key_column, value_column),
-                                key_column=key_column, value_column=value_column,
+            schema = _inferred(sample, protocol, name, key_column, value_column, options)
+        decoders.append(Decoder(protocol, carry=carried, key_column=key_column, value_column=value_column,
                                 **{**options, "layout": "typed", "table": name, "schema": schema}))
     wide = _TableDecoders(decoders)
     events = df.mapInArrow(wide, wide.schema).persist()
-    out = {}
-    for i, (name, decoder) in enumerate(zip(tables, decoders, strict=True)):
-        table = events.where(F.col(TABLE_INDEX) == i).select(f"__t{i}.*")
-        keys = recorded_key(pa.schema(decoder.schema).metadata) or []
-        out[name] = table.withMetadata(keys[0], {KEY_METADATA: keys}) if keys else table
-    return out
+    return {name: _with_recorded_key(events.where(F.col(TABLE_INDEX) == i).select(f"__t{i}.*"), decoder)
+            for i, (name, decoder) in enumerate(zip(tables, decoders, strict=True))}
 
 
 def _is_path(target: str) -> bool:

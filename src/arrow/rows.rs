@@ -507,15 +507,12 @@ fn int_value(c: &TypedColumn<'_>, v: i64) -> Value<'static> {
 /// and the value is a name rather than digits); other text as is.
 fn enum_value<'a>(c: &TypedColumn<'a>, s: &'a str) -> Result<Value<'a>, String> {
     let members = &c.desc.members;
-    if members.is_empty() {
+    if members.is_empty() || !matches!(c.desc.base, MySqlType::Enum | MySqlType::Set) {
         return Ok(Value::Text(Cow::Borrowed(s)));
     }
-    let number = match c.desc.base {
-        MySqlType::Enum => crate::mysql::enum_index(members, s),
-        MySqlType::Set => crate::mysql::set_mask(members, s),
-        _ => return Ok(Value::Text(Cow::Borrowed(s))),
-    };
-    number.map(Value::UInt).ok_or_else(|| format!("{s:?} is not a member, or names one its type lists twice"))
+    crate::mysql::member_number(c.desc.base, members, s)
+        .map(Value::UInt)
+        .ok_or_else(|| format!("{s:?} is not a member, or names one its type lists twice"))
 }
 
 /// A timestamp or duration value in microseconds, whatever its unit.

@@ -363,11 +363,7 @@ fn float_text(v: f64, finite: bool, shortest: String) -> String {
 
 fn member_number(c: &Column<'_>, names: &str) -> Option<String> {
     let members = TypeDescription::parse(c.ty.text.as_deref()?).members;
-    let number = match c.ty.base {
-        MySqlType::Enum => crate::mysql::enum_index(&members, names),
-        _ => crate::mysql::set_mask(&members, names),
-    };
-    number.map(|n| n.to_string())
+    crate::mysql::member_number(c.ty.base, &members, names).map(|n| n.to_string())
 }
 
 /// The `mysqlType` entry: TiDB's full type description in content-compatible mode (when the

@@ -496,9 +496,8 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResul
                         Err((i, why)) => return Err(Fault::new(at + 1 + i, why)),
                     };
                     Ok(Value::Bytes(match (text, unquoted) {
-                        (Cow::Borrowed(text), None) => Cow::Borrowed(text.as_bytes()),
                         // No Go escapes: the bytes are the text's own.
-                        (Cow::Owned(text), None) => Cow::Owned(text.into_bytes()),
+                        (text, None) => text_bytes(text),
                         (text, Some(bytes)) => {
                             if let Cow::Owned(text) = text {
                                 cur.spare().give(text.into_bytes());
@@ -524,10 +523,7 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResul
                         .map_or_else(|bytes| Value::Bytes(Cow::Owned(bytes)), |text| Value::Text(Cow::Owned(text))))
                 }
                 // Opaque to TiCDC: its bytes are the text's, as a BINARY column's.
-                Geometry => Ok(Value::Bytes(match text {
-                    Cow::Borrowed(text) => Cow::Borrowed(text.as_bytes()),
-                    Cow::Owned(text) => Cow::Owned(text.into_bytes()),
-                })),
+                Geometry => Ok(Value::Bytes(text_bytes(text))),
                 // Legacy producers also put strings in numeric columns; Go passes them through.
                 _ => Ok(Value::Text(text)),
             }
@@ -552,6 +548,13 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResul
         }
         Some(_) => Err(cur.fault("column value must be a string, a number or null")),
         None => Err(cur.fault("unexpected end of the value item")),
+    }
+}
+
+fn text_bytes(text: Cow<'_, str>) -> Cow<'_, [u8]> {
+    match text {
+        Cow::Borrowed(text) => Cow::Borrowed(text.as_bytes()),
+        Cow::Owned(text) => Cow::Owned(text.into_bytes()),
     }
 }
 

@@ -567,11 +567,7 @@ fn retyped<'a>(c: &Column<'a>, ty: &ColumnType<'static>) -> FaultResult<Column<'
         Some(names) if is_member(ty.base) && names.parse::<u64>().is_ok() => c.value.clone(),
         Some(names) if is_member(ty.base) => {
             let members = TypeDescription::parse(ty.text.as_deref().unwrap_or("")).members;
-            let number = match ty.base {
-                MySqlType::Enum => crate::mysql::enum_index(&members, &names),
-                _ => crate::mysql::set_mask(&members, &names),
-            };
-            Value::UInt(number.ok_or_else(|| {
+            Value::UInt(crate::mysql::member_number(ty.base, &members, &names).ok_or_else(|| {
                 let kind = ty.base.name(false);
                 Fault::new(c.at, format!("column {}: {names:?} is not a member of the table's {kind}", c.name))
             })?)
