@@ -178,13 +178,13 @@ impl CanalJsonEncoder {
                             .find(|n| n.name == c.name)
                             .is_some_and(|n| n.ty.base == c.ty.base && same_value(n, c))
                 };
-                write_image(&mut s, before.iter().filter(keep).filter(|c| !unchanged(c)), !before.is_empty())?;
+                write_image(&mut s, before.iter().filter(keep).filter(|c| !unchanged(c)))?;
                 s.push_str(",\"data\":");
-                write_image(&mut s, after.iter().filter(keep), !after.is_empty())?;
+                write_image(&mut s, after.iter().filter(keep))?;
             }
             _ => {
                 s.push_str(",\"old\":null,\"data\":");
-                write_image(&mut s, image.iter().filter(keep), !image.is_empty())?;
+                write_image(&mut s, image.iter().filter(keep))?;
             }
         }
         if self.options.enable_tidb_extension {
@@ -283,16 +283,8 @@ fn canal_ts(commit_ts: u64) -> u64 {
     commit_ts >> 18
 }
 
-/// `[{…}]` of the columns, or `null` for an event without this image.
-fn write_image<'c, 'a: 'c>(
-    s: &mut String,
-    columns: impl Iterator<Item = &'c Column<'a>>,
-    present: bool,
-) -> FaultResult<()> {
-    if !present {
-        s.push_str("null");
-        return Ok(());
-    }
+/// `[{…}]` of the columns: Go writes a DML message's images so even when one has no column.
+fn write_image<'c, 'a: 'c>(s: &mut String, columns: impl Iterator<Item = &'c Column<'a>>) -> FaultResult<()> {
     s.push_str("[{");
     for (i, c) in columns.enumerate() {
         if i > 0 {

@@ -412,7 +412,15 @@ impl AvroDecoder {
                 }
                 Value::Text(Cow::Borrowed(value))
             }
-            _ => Value::UInt(cur.long()? as u64),
+            _ => {
+                let v = cur.long()? as u64;
+                match kind {
+                    Kind::Signed => Value::Int(
+                        i64::try_from(v).map_err(|_| bad(&format!("{v} is out of range for a signed column")))?,
+                    ),
+                    _ => Value::UInt(v),
+                }
+            }
         })
     }
 }
