@@ -337,7 +337,7 @@ def apply(events, target, keys: Sequence[str] | None = None, *, history: bool = 
     from deltalake import CommitProperties, Transaction, write_deltalake
 
     recorded = _recorded_keys(events)
-    events = _frame(events)
+    events = _time_as_micros(_frame(events))
     columns = table_columns(events.columns)
     keys = resolve_keys(keys, recorded, columns)
     table = _delta_table(target)
@@ -385,6 +385,18 @@ def apply(events, target, keys: Sequence[str] | None = None, *, history: bool = 
         # delta-rs commits no MERGE that changes no row; the state (watermarks) must still land.
         write_deltalake(target, held.empty_table(), mode="append", commit_properties=commit)
     return new_state.resolved_ts
+
+
+def _time_as_micros(events: pl.DataFrame) -> pl.DataFrame:
+    """MySQL TIME columns (durations) as their microseconds, an int64, also in `_before`: Delta
+    has no type for a TIME, which spans -838:59:59 to 838:59:59."""
+    times = [pl.col(c).dt.total_microseconds() for c, t in events.schema.items() if isinstance(t, pl.Duration)]
+    before = events.schema.get("_before")
+    if isinstance(before, pl.Struct):
+        old = [pl.field(f.name).dt.total_microseconds() for f in before.fields if isinstance(f.dtype, pl.Duration)]
+        if old:
+            times.append(pl.col("_before").struct.with_fields(old))
+    return events.with_columns(times) if times else events
 
 
 def _as_held(data: pa.Table, held: pa.Schema) -> pa.Table:

@@ -21,6 +21,7 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_type
+from pyspark.sql.types import DayTimeIntervalType, StructType
 
 from ticdc_rs import Decoder, UsageError, infer_schema
 from ticdc_rs._changes import (
@@ -353,7 +354,7 @@ def apply(events: DataFrame, target: str, keys: Sequence[str] | None = None, *, 
     spark = events.sparkSession
     columns = table_columns(events.columns)
     keys = resolve_keys(keys, _recorded_keys(events), columns)
-    events = events.persist()
+    events = _time_as_micros(events).persist()
     try:
         table = _delta(spark, target)
         state, version = _state(table) if table is not None else (ApplyState(), None)
@@ -399,6 +400,28 @@ def apply(events: DataFrame, target: str, keys: Sequence[str] | None = None, *, 
         return new_state.resolved_ts
     finally:
         events.unpersist()
+
+
+def _time_as_micros(events: DataFrame) -> DataFrame:
+    """MySQL TIME columns (day-time intervals) as their microseconds, a bigint, also in
+    `_before`, as in the Polars adapter: Delta has no type for a TIME."""
+    def micros(c: Column) -> Column:
+        # Spark casts only single-unit intervals to numbers: add up the fields (each signed).
+        whole = F.lit(0).cast("bigint")
+        for unit, scale in (("DAY", 86_400), ("HOUR", 3_600), ("MINUTE", 60)):
+            whole = whole + F.extract(F.lit(unit), c).cast("bigint") * scale
+        return whole * 1_000_000 + (F.extract(F.lit("SECOND"), c) * 1_000_000).cast("bigint")
+
+    times = {f.name: micros(F.col(f.name)) for f in events.schema if isinstance(f.dataType, DayTimeIntervalType)}
+    before = events.schema["_before"].dataType if "_before" in events.columns else None
+    if isinstance(before, StructType):
+        old = [f.name for f in before if isinstance(f.dataType, DayTimeIntervalType)]
+        if old:
+            image = F.col("_before")
+            for name in old:
+                image = image.withField(name, micros(F.col("_before").getField(name)))
+            times["_before"] = image
+    return events.withColumns(times) if times else events
 
 
 class _session_conf:

@@ -4,6 +4,7 @@ upstream, the TSO each commit records. (The model-based tests cover random strea
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import polars as pl
 import pytest
@@ -16,9 +17,10 @@ from ticdc_rs import ReplayError
 TS = 449549697944125440
 
 
-def events(*rows: dict, extra: bool = False) -> pl.DataFrame:
-    """Typed events of `shop.items (id INT, v VARCHAR, n BIGINT[, extra VARCHAR])`."""
-    columns = {"id": pl.Int32, "v": pl.String, "n": pl.Int64, **({"extra": pl.String} if extra else {})}
+def events(*rows: dict, extra: bool = False, time: bool = False) -> pl.DataFrame:
+    """Typed events of `shop.items (id INT, v VARCHAR, n BIGINT[, extra VARCHAR][, opens TIME(6)])`."""
+    columns = {"id": pl.Int32, "v": pl.String, "n": pl.Int64, **({"extra": pl.String} if extra else {}),
+               **({"opens": pl.Duration("us")} if time else {})}
     before = pl.Struct(columns)
     schema = {"_op": pl.String, "_commit_ts": pl.Int64, "_ddl": pl.String, "_partition": pl.Int32,
               "_offset": pl.Int64, **columns, "_before": before}
@@ -98,6 +100,16 @@ def test_a_column_added_upstream_reaches_the_target(engine):
     engine(events(ins(1, 1, "a")))
     engine(events(ins(2, 2, "b", extra="new"), upd(3, 1, "a2", extra="e1"), extra=True))
     assert engine.read().rows() == [(1, "a2", 1, "e1"), (2, "b", 1, "new")]
+
+
+def test_a_time_column_lands_as_its_microseconds(engine):
+    """Delta has no type for MySQL TIME (-838:59:59 to 838:59:59): the target holds its int64
+    microseconds, the same in both engines."""
+    times = [timedelta(hours=-838, minutes=-59, seconds=-59), timedelta(hours=25, microseconds=500_000),
+             timedelta(hours=-1, minutes=-2, seconds=-3, microseconds=-4), None]
+    engine(events(*(ins(1, i + 1, opens=t) for i, t in enumerate(times)), time=True))
+    engine(events(upd(2, 2, "b", opens=timedelta(seconds=1)), time=True))
+    assert engine.read()["opens"].to_list() == [-3_020_399_000_000, 1_000_000, -3_723_000_004, None]
 
 
 def test_each_commit_records_the_consistent_tso(engine):
