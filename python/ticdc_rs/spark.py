@@ -66,16 +66,8 @@ def decode(
     `INFER_SAMPLE_ROWS` messages (collected to the driver once), or for a streaming DataFrame,
     which cannot be sampled, from `table_schemas=` (Simple protocol).
     """
-    if options.get("layout") == "typed" and options.get("schema") is None and df.isStreaming:
-        if not options.get("table_schemas"):
-            raise UsageError(
-                'a streaming DataFrame cannot be sampled to infer the typed schema: give schema= '
-                "(a CREATE TABLE statement or a pyarrow schema), or table_schemas= for the Simple protocol"
-            )
-        options["schema"] = infer_schema([], protocol, options.get("table"), table_schemas=options["table_schemas"])
-    if options.get("layout") == "typed" and options.get("schema") is None:
-        sample = _sample(df, key_column, value_column)
-        options["schema"] = _inferred(sample, protocol, options.get("table"), key_column, value_column, options)
+    if options.get("layout") == "typed":
+        options["schema"] = _typed_schema(df, protocol, options.get("table"), key_column, value_column, options)
     decoder = Decoder(
         protocol,
         carry=_carry_fields(df, carry, key_column, value_column),
@@ -91,7 +83,21 @@ def _sample(df: DataFrame, key_column: str, value_column: str) -> pa.Table:
     return df.select(*[c for c in (key_column, value_column) if c in df.columns]).limit(INFER_SAMPLE_ROWS).toArrow()
 
 
-def _inferred(sample, protocol: str, table: str | None, key_column: str, value_column: str, options: dict):
+def _typed_schema(df: DataFrame, protocol: str, table: str | None, key_column: str, value_column: str,
+                  options: dict, sample: pa.Table | list | None = None):
+    """`table`'s typed schema: `schema=`, else inferred from `sample` (taken here when not given)
+    or, for a streaming DataFrame, which cannot be sampled, from `table_schemas=` alone."""
+    if options.get("schema") is not None:
+        return options["schema"]
+    if df.isStreaming:
+        if not options.get("table_schemas"):
+            raise UsageError(
+                'a streaming DataFrame cannot be sampled to infer the typed schema: give schema= '
+                "(a CREATE TABLE statement or a pyarrow schema), or table_schemas= for the Simple protocol"
+            )
+        sample = []
+    elif sample is None:
+        sample = _sample(df, key_column, value_column)
     return infer_schema(sample, protocol, table, compression=options.get("compression", "none"),
                         key_column=key_column, value_column=value_column,
                         table_schemas=options.get("table_schemas", ()))
@@ -290,20 +296,20 @@ def decode_tables(df: DataFrame, protocol: str, tables: Sequence[str], *, carry:
                   key_column: str = "key", value_column: str = "value", **options) -> dict[str, DataFrame]:
     """The typed events of each of `tables` ("db.table"), `{"db.table": events}`, as `decode(df,
     protocol, layout="typed", table=name, ...)` gives them, but decoded in one pass over `df`,
-    held in Spark's cache (`.unpersist()` any of them to free it). Their columns are all nullable.
-    `schema=` applies to every table; without it each table's schema is inferred from one sample
-    of the messages."""
-    sample = [] if options.get("schema") is not None or df.isStreaming else _sample(df, key_column, value_column)
+    held in Spark's cache (`.unpersist()` any of them to free it; a streaming `df` is not cached).
+    Their columns are all nullable. `schema=` applies to every table; without it each table's
+    schema is inferred from one sample of the messages (or from `table_schemas=` when streaming)."""
+    sample = None if options.get("schema") is not None or df.isStreaming else _sample(df, key_column, value_column)
     carried = _carry_fields(df, carry, key_column, value_column)
     decoders = []
     for name in tables:
-        schema = options.get("schema")
-        if schema is None:
-            schema = _inferred(sample, protocol, name, key_column, value_column, options)
+        schema = _typed_schema(df, protocol, name, key_column, value_column, options, sample)
         decoders.append(Decoder(protocol, carry=carried, key_column=key_column, value_column=value_column,
                                 **{**options, "layout": "typed", "table": name, "schema": schema}))
     wide = _TableDecoders(decoders)
-    events = df.mapInArrow(wide, wide.schema).persist()
+    events = df.mapInArrow(wide, wide.schema)
+    if not df.isStreaming:  # (a streaming query decodes each micro-batch once per table instead)
+        events = events.persist()
     return {name: _with_recorded_key(events.where(F.col(TABLE_INDEX) == i).select(f"__t{i}.*"), decoder)
             for i, (name, decoder) in enumerate(zip(tables, decoders, strict=True))}
 

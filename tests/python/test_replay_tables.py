@@ -5,8 +5,10 @@ from __future__ import annotations
 import random
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from changefeed import Topic, Workload, rows_of, typed_batch
+from pyspark.sql.pandas.types import from_arrow_schema
 
 import ticdc_rs
 import ticdc_rs.polars as tp
@@ -59,3 +61,24 @@ def test_spark_decodes_every_table_in_one_pass_as_decode_does_each(spark):
         assert events.count() > 0
         assert sorted(map(repr, events.collect())) == sorted(map(repr, alone.collect()))
         assert ts._recorded_keys(events) == ["id"]
+
+
+def test_spark_decodes_every_table_of_a_stream(spark, tmp_path):
+    """A streaming DataFrame cannot be cached or sampled: with `schema=`, each table's events
+    stream out as the batch decode gives them."""
+    messages, _ = two_table_topic()
+    pq.write_table(messages, tmp_path / "in.parquet")
+    stream = spark.readStream.schema(from_arrow_schema(messages.schema)).parquet(str(tmp_path))
+    schema = "CREATE TABLE items (id INT PRIMARY KEY, v VARCHAR(20), n BIGINT)"
+    batch = spark.createDataFrame(messages)
+    for name, events in ts.decode_tables(stream, "open", ["shop.items", "shop.other"], schema=schema).items():
+        out = str(tmp_path / name)
+        query = (events.writeStream.format("parquet").option("path", out).option("checkpointLocation", out + ".cp")
+                 .trigger(availableNow=True).start())
+        query.awaitTermination()
+        alone = ts.decode(batch, "open", layout="typed", table=name, schema=schema)
+        # (`_message` counts messages within a batch of the decoder's input, which differ.)
+        got = spark.read.parquet(out).drop("_message")
+        assert sorted(map(repr, got.collect())) == sorted(map(repr, alone.drop("_message").collect()))
+    with pytest.raises(ticdc_rs.UsageError, match="streaming"):
+        ts.decode_tables(stream, "open", ["shop.items"])
