@@ -237,8 +237,11 @@ impl TypeDescription {
         let mut scale = None;
         let mut members = Vec::new();
         if rest.starts_with('(') {
-            let close = find_args_end(rest).unwrap_or(rest.len());
-            let args = &rest[1..close.saturating_sub(1).max(1)];
+            // An unclosed list runs to the end of the text.
+            let (args, close) = match find_args_end(rest) {
+                Some(end) => (&rest[1..end - 1], end),
+                None => (&rest[1..], rest.len()),
+            };
             if matches!(base, MySqlType::Enum | MySqlType::Set) {
                 members = parse_quoted_list(args);
             } else {
@@ -659,6 +662,10 @@ mod tests {
         let t = TypeDescription::parse("varbinary(255)");
         assert!(t.binary && t.base == MySqlType::VarChar);
         assert!(TypeDescription::parse("tinyint unsigned").unsigned);
+        // An unclosed argument list ending in a multi-byte character (a fuzz finding).
+        assert_eq!(TypeDescription::parse("blob(1\u{82}").length, None);
+        assert_eq!(TypeDescription::parse("enum('a','é").members, vec!["a", "é"]);
+        assert_eq!(TypeDescription::parse("int(").length, None);
     }
 
     #[test]
