@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use base64::Engine as _;
 
 use crate::codec::large::{claim_check_body, store_claim_check};
-use crate::codec::{Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
+use crate::codec::{float_text, Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
 use crate::ddl_action;
 use crate::error::{Fault, FaultResult};
 use crate::event::{flag, Column, Event, EventKind, MessageEvents, Value};
@@ -341,16 +341,6 @@ fn value_text(c: &Column<'_>) -> FaultResult<Option<String>> {
         },
     };
     Ok(Some(text))
-}
-
-/// Go's `FormatFloat(v, 'f', -1, bits)`: shortest round-trip digits, never an exponent.
-fn float_text(v: f64, finite: bool, shortest: String) -> String {
-    match (finite, v.is_nan(), v > 0.0) {
-        (true, _, _) => shortest,
-        (false, true, _) => "NaN".into(),
-        (false, false, true) => "+Inf".into(),
-        (false, false, false) => "-Inf".into(),
-    }
 }
 
 fn member_number(c: &Column<'_>, names: &str) -> Option<String> {

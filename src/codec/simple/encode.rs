@@ -35,7 +35,7 @@ use super::{
     write_json_str, ColumnSchema, DataType, DefaultValue, Encoding, IndexSchema, Table, TableSchema, DDL_TYPES,
 };
 use crate::codec::large::{claim_check_body, store_claim_check};
-use crate::codec::{Destination, Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
+use crate::codec::{float_text, Destination, Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
 use crate::ddl_action;
 use crate::error::{Fault, FaultResult};
 use crate::event::{Column, ColumnType, Event, EventKind, MessageEvents, Value};
@@ -622,7 +622,7 @@ fn float_of(c: &Column<'_>) -> FaultResult<f64> {
         Value::Text(t) => t.parse().map_err(|_| not_a(c, "a number"))?,
         _ => return Err(not_a(c, "a number")),
     };
-    Ok(if v.is_finite() { v } else { 0.0 })
+    Ok(v)
 }
 
 fn not_a(c: &Column<'_>, what: &str) -> Fault {
@@ -632,11 +632,15 @@ fn not_a(c: &Column<'_>, what: &str) -> Fault {
 /// MySQL's text form of a value, rendered from the column's type.
 fn value_text<'v>(c: &'v Column<'_>) -> FaultResult<Cow<'v, str>> {
     Ok(match (&c.value, c.ty.base) {
-        (Value::Float32(v), MySqlType::Float) => Cow::Owned(if v.is_finite() { v.to_string() } else { "0".into() }),
-        (Value::Float64(v), MySqlType::Float) => {
-            Cow::Owned(if v.is_finite() { (*v as f32).to_string() } else { "0".into() })
+        // As given: TiCDC's mounter makes a NaN or infinity 0 before it reaches an encoder.
+        (Value::Float32(_) | Value::Float64(_), MySqlType::Float) => {
+            let v = float_of(c)? as f32;
+            Cow::Owned(float_text(v as f64, v.is_finite(), v.to_string()))
         }
-        (Value::Float32(_) | Value::Float64(_), _) => Cow::Owned(float_of(c)?.to_string()),
+        (Value::Float32(_) | Value::Float64(_), _) => {
+            let v = float_of(c)?;
+            Cow::Owned(float_text(v, v.is_finite(), v.to_string()))
+        }
         (Value::Int(v), _) => Cow::Owned(v.to_string()),
         (Value::UInt(v), _) => Cow::Owned(v.to_string()),
         (Value::Text(t), _) => Cow::Borrowed(t.as_ref()),
