@@ -607,9 +607,20 @@ fn integer_of(c: &Column<'_>) -> FaultResult<i64> {
         Value::Text(t) => {
             t.parse::<i64>().or_else(|_| t.parse::<u64>().map(|v| v as i64)).map_err(|_| not_a(c, "an integer"))
         }
-        Value::Float32(v) if v.fract() == 0.0 => Ok(*v as i64),
-        Value::Float64(v) if v.fract() == 0.0 => Ok(*v as i64),
+        Value::Float32(v) => whole_number(*v as f64, c),
+        Value::Float64(v) => whole_number(*v, c),
         _ => Err(not_a(c, "an integer")),
+    }
+}
+
+/// A float that is a whole number in the column's integer range (unsigned ones as their bits).
+fn whole_number(v: f64, c: &Column<'_>) -> FaultResult<i64> {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    match v {
+        _ if v.fract() != 0.0 => Err(not_a(c, "an integer")),
+        _ if c.ty.unsigned && (0.0..2.0 * TWO_63).contains(&v) => Ok(v as u64 as i64),
+        _ if !c.ty.unsigned && (-TWO_63..TWO_63).contains(&v) => Ok(v as i64),
+        _ => Err(not_a(c, "an integer in the column's range")),
     }
 }
 
