@@ -379,11 +379,11 @@ pub trait Encode: Send + Sync {
 /// A Kafka topic and partition, each where the input names them.
 pub type Destination = (Option<String>, Option<i32>);
 
-/// Go's `FormatFloat(v, 'f', -1, bits)`: shortest round-trip digits (`shortest`, the value's
+/// Go's `FormatFloat(v, 'f', -1, bits)`: shortest round-trip digits (`shortest`, in the value's
 /// own width), never an exponent; `NaN`, `+Inf` and `-Inf` otherwise.
-pub(crate) fn float_text(v: f64, finite: bool, shortest: String) -> String {
-    match (finite, v.is_nan(), v > 0.0) {
-        (true, _, _) => shortest,
+pub(crate) fn float_text(v: f64, shortest: impl FnOnce() -> String) -> String {
+    match (v.is_finite(), v.is_nan(), v > 0.0) {
+        (true, _, _) => shortest(),
         (false, true, _) => "NaN".into(),
         (false, false, true) => "+Inf".into(),
         (false, false, false) => "-Inf".into(),

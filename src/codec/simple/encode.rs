@@ -646,11 +646,11 @@ fn value_text<'v>(c: &'v Column<'_>) -> FaultResult<Cow<'v, str>> {
         // As given: TiCDC's mounter makes a NaN or infinity 0 before it reaches an encoder.
         (Value::Float32(_) | Value::Float64(_), MySqlType::Float) => {
             let v = float_of(c)? as f32;
-            Cow::Owned(float_text(v as f64, v.is_finite(), v.to_string()))
+            Cow::Owned(float_text(v as f64, || v.to_string()))
         }
         (Value::Float32(_) | Value::Float64(_), _) => {
             let v = float_of(c)?;
-            Cow::Owned(float_text(v, v.is_finite(), v.to_string()))
+            Cow::Owned(float_text(v, || v.to_string()))
         }
         (Value::Int(v), _) => Cow::Owned(v.to_string()),
         (Value::UInt(v), _) => Cow::Owned(v.to_string()),
