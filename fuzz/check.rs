@@ -11,6 +11,7 @@
 //! Panics (through `assert!`) on a broken contract, which libFuzzer reports as a crash.
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -21,6 +22,7 @@ use arrow_select::concat::concat_batches;
 use arrow_select::filter::filter_record_batch;
 use ticdc_rs::arrow::infer::infer_schema;
 use ticdc_rs::arrow::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError, TableName};
+use ticdc_rs::mysql::{member_number, TypeDescription};
 use ticdc_rs::{BatchEncoder, EncodeOptions, Protocol};
 
 /// Targets by name, as in `fuzz/fuzz_targets/` and `fuzz/regressions/`.
@@ -158,6 +160,19 @@ fn same_op(op: &str, before: bool) -> &str {
     }
 }
 
+/// An ENUM or SET value given by its members' names, as its number (index or bitmask) by the
+/// column's type text: Canal-JSON's decoder keeps the names other producers send, and its encoder
+/// writes the number, as TiCDC does; both mean the same member.
+fn by_member(type_text: &str, value: &mut String) {
+    if value.parse::<u64>().is_ok() {
+        return;
+    }
+    let t = TypeDescription::parse(type_text);
+    if let Some(n) = member_number(t.base, &t.members, value) {
+        *value = n.to_string();
+    }
+}
+
 /// Row events of decoded envelope batches in a form to compare: what a consumer reads of them.
 /// Messages of the handle-key-only and claim-check kinds are left out (their rows are stand-ins).
 /// An empty schema or table name is taken as none: a Canal-JSON row without `table` re-encodes
@@ -173,15 +188,26 @@ fn envelope_rows(out: &[RecordBatch]) -> Vec<String> {
         let (schemas, tables) = (name(strings(batch, "_schema")), name(strings(batch, "_table")));
         let stand_in = batch.column_by_name("_handle_key_only").expect("_handle_key_only").as_boolean();
         let claim = strings(batch, "_claim_check");
-        let image = |name: &str, row: usize| -> Option<Vec<(String, Option<String>)>> {
-            let map = batch.column_by_name(name).expect("image column").as_map();
+        let map_pairs = |name: &str, row: usize| -> Option<Vec<(String, Option<String>)>> {
+            let map = batch.column_by_name(name).expect("map column").as_map();
             if map.is_null(row) {
                 return None;
             }
             let entries = map.value(row);
             let (k, v) = (entries.column(0).as_string::<i32>(), entries.column(1).as_string::<i32>());
-            let mut pairs: Vec<_> =
-                (0..k.len()).map(|i| (k.value(i).to_string(), v.is_valid(i).then(|| v.value(i).to_string()))).collect();
+            Some(
+                (0..k.len()).map(|i| (k.value(i).to_string(), v.is_valid(i).then(|| v.value(i).to_string()))).collect(),
+            )
+        };
+        let image = |name: &str, row: usize| -> Option<Vec<(String, Option<String>)>> {
+            let types: HashMap<String, String> =
+                map_pairs("_types", row).unwrap_or_default().into_iter().filter_map(|(k, t)| Some((k, t?))).collect();
+            let mut pairs = map_pairs(name, row)?;
+            for (column, value) in &mut pairs {
+                if let (Some(v), Some(t)) = (value.as_mut(), types.get(column)) {
+                    by_member(t, v);
+                }
+            }
             pairs.sort();
             if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
                 pairs.insert(0, (NAMED_TWICE.to_string(), None));
