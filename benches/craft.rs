@@ -25,7 +25,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Thro
 use ticdc_rs::arrow::{BatchDecoder, DecodeOptions, LayoutOptions};
 use ticdc_rs::codec::{CodecOptions, EncodeOptions, Record};
 use ticdc_rs::event::{Column, ColumnType, Event, EventKind, MessageEvents, Value};
-use ticdc_rs::mysql::TypeDescription;
+use ticdc_rs::schema::mysql::TypeDescription;
 use ticdc_rs::Protocol;
 
 const CHANGES: usize = 10_000;
@@ -207,7 +207,7 @@ mod specialised {
     use arrow_buffer::NullBuffer;
     use arrow_schema::{DataType, Fields, TimeUnit};
     use ticdc_rs::codec::craft::Cursor;
-    use ticdc_rs::mysql;
+    use ticdc_rs::schema::mysql;
 
     /// The builders of one row image, in the table's column order (which is the wire order).
     struct Image {

@@ -22,7 +22,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Thro
 use ticdc_rs::arrow::{BatchDecoder, DecodeOptions, LayoutOptions};
 use ticdc_rs::codec::{CodecOptions, EncodeOptions, Record};
 use ticdc_rs::event::{Column, ColumnType, Event, EventKind, MessageEvents, Value};
-use ticdc_rs::mysql::TypeDescription;
+use ticdc_rs::schema::mysql::TypeDescription;
 use ticdc_rs::Protocol;
 
 const EVENTS: usize = 10_000;

@@ -21,8 +21,8 @@ use arrow_schema::{DataType, Field, Schema};
 use arrow_select::concat::concat_batches;
 use arrow_select::filter::filter_record_batch;
 use ticdc_rs::arrow::infer::infer_schema;
-use ticdc_rs::arrow::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError, TableName};
-use ticdc_rs::mysql::{member_number, TypeDescription};
+use ticdc_rs::schema::mysql::{member_number, TypeDescription};
+use ticdc_rs::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError, TableName};
 use ticdc_rs::{BatchEncoder, EncodeOptions, Protocol};
 
 /// Targets by name, as in `fuzz/fuzz_targets/` and `fuzz/regressions/`.

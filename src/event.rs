@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::error::{Fault, FaultResult};
-use crate::mysql::MySqlType;
+use crate::schema::mysql::MySqlType;
 
 pub type Text<'a> = Cow<'a, str>;
 

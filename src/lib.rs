@@ -8,10 +8,17 @@
 //!   job can declare its output before seeing any data;
 //! * **typed**: one table's columns with real Arrow types (decimals, timestamps, bytes, ...).
 //!
-//! The pieces, in the order data flows through them:
-//! * [`codec`]: one codec per protocol, each reading a message into the shared [`event`] model;
-//! * [`arrow`]: the batch driver ([`arrow::BatchDecoder`]) with the error policy, and the layouts
-//!   that own the Arrow builders. No codec writes Arrow itself.
+//! The pieces, in the order data flows through them (each depends only on those above it):
+//! * [`schema`]: what a table is, apart from any protocol: MySQL types, table definitions and
+//!   names, DDL, and the contract's MySQL-to-Arrow type mapping;
+//! * [`event`], [`json`], [`utf8`]: the event model every codec produces, and the readers the
+//!   codecs share;
+//! * [`input`]: the Kafka `key`/`value` columns read in place, whole-value compression,
+//!   claim-check files, and which protocol a message is in;
+//! * [`codec`]: one folder per protocol, each with its decoder (a message into the event model)
+//!   and its encoder (events into messages);
+//! * [`arrow`]: the batch drivers ([`arrow::BatchDecoder`], [`BatchEncoder`]) with the error
+//!   policy, and the layouts that own the Arrow builders. No codec writes Arrow itself.
 //! * `python` (feature `python`): the thin PyO3 layer behind the `ticdc_rs` Python package.
 //!
 //! Every failure on input is a [`DecodeError`] naming the protocol, the message index in the
@@ -21,18 +28,18 @@
 
 pub mod arrow;
 pub mod codec;
-pub mod ddl;
-pub mod ddl_action;
 pub mod error;
 pub mod event;
+pub mod input;
 pub mod json;
-pub mod mysql;
 #[cfg(feature = "python")]
 mod python;
-pub mod table;
+pub mod schema;
 pub mod utf8;
 
 pub use crate::arrow::encode::BatchEncoder;
-pub use crate::arrow::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError};
-pub use crate::codec::{EncodeOptions, Protocol};
+pub use crate::arrow::{BatchDecoder, DecodeOptions, LayoutOptions, OnError};
+pub use crate::codec::EncodeOptions;
 pub use crate::error::{DecodeError, EncodeError, Error, UsageError};
+pub use crate::input::{Compression, Protocol};
+pub use crate::schema::TableName;

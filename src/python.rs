@@ -13,9 +13,10 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::{PyField, PyRecordBatch, PySchema};
 
-use crate::arrow::{infer, LayoutOptions, TableName};
+use crate::arrow::{infer, LayoutOptions};
 use crate::codec::simple::TableSchema;
 use crate::error::Error;
+use crate::schema::TableName;
 use crate::{BatchDecoder, BatchEncoder, Compression, DecodeOptions, EncodeOptions, OnError, Protocol};
 
 create_exception!(_ticdc_rs, DecodeError, PyValueError, "A message could not be decoded.");
@@ -230,7 +231,7 @@ fn schema_from_table_schema(text: &str) -> PyResult<PySchema> {
 /// first `CREATE TABLE` and the `ALTER TABLE`s of that table after it.
 #[pyfunction]
 fn schema_from_ddl(sql: &str) -> PyResult<PySchema> {
-    let definition = crate::ddl::parse_ddl_script(sql).map_err(usage)?;
+    let definition = crate::schema::ddl::parse_ddl_script(sql).map_err(usage)?;
     Ok(PySchema::new(Arc::new(definition.arrow_schema())))
 }
 

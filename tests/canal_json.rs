@@ -193,7 +193,7 @@ proptest! {
 /// offsets). The message that would overflow a column is an error row; it never panics.
 #[test]
 fn output_past_two_gib_is_an_error_not_a_panic() {
-    use ticdc_rs::arrow::{LayoutOptions, TableName};
+    use ticdc_rs::{LayoutOptions, TableName};
     let note = "x".repeat(200 << 20);
     let message = format!(
         r#"{{"id":0,"database":"d","table":"t","pkNames":["id"],"isDdl":false,"type":"INSERT","es":1,"ts":1,"sql":"","sqlType":{{"id":4,"note":12}},"mysqlType":{{"id":"int","note":"text"}},"data":[{{"id":"1","note":"{note}"}}],"old":null,"_tidb":{{"commitTs":1}}}}"#
@@ -230,7 +230,7 @@ fn output_past_two_gib_is_an_error_not_a_panic() {
 /// messages around it are intact, in this batch and the next.
 #[test]
 fn typed_rows_of_a_failed_message_are_dropped_whole() {
-    use ticdc_rs::arrow::{LayoutOptions, TableName};
+    use ticdc_rs::{LayoutOptions, TableName};
     let event = |kind: &str, data: &str, old: &str| {
         format!(
             r#"{{"id":0,"database":"d","table":"t","pkNames":["id"],"isDdl":false,"type":"{kind}","es":1,"ts":1,"sql":"","sqlType":{{"id":4,"v":12}},"mysqlType":{{"id":"int","v":"varchar"}},"data":[{data}],"old":{old},"_tidb":{{"commitTs":1}}}}"#

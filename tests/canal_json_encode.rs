@@ -14,7 +14,7 @@ use proptest::prelude::*;
 use serde_json::Value as Json;
 use ticdc_rs::codec::{Codec, CodecOptions, EncodeOptions, LargeMessageHandle, Record};
 use ticdc_rs::event::{Column, ColumnType, Event, EventKind, MessageEvents, Value};
-use ticdc_rs::mysql::MySqlType;
+use ticdc_rs::schema::mysql::MySqlType;
 use ticdc_rs::{BatchDecoder, Compression, DecodeOptions, OnError, Protocol};
 
 mod common;

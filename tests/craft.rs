@@ -12,11 +12,11 @@ use arrow_array::{Array, BinaryArray, RecordBatch};
 use arrow_schema::{DataType, Field, Fields, Schema, TimeUnit};
 use proptest::prelude::*;
 use serde_json::Value as Json;
-use ticdc_rs::arrow::{LayoutOptions, TableName};
 use ticdc_rs::codec::{Codec, CodecOptions, Encode, EncodeOptions, Record};
 use ticdc_rs::event::{flag, Column, ColumnType, Event, EventKind, MessageEvents, Value};
-use ticdc_rs::mysql::MySqlType;
+use ticdc_rs::schema::mysql::MySqlType;
 use ticdc_rs::{BatchDecoder, DecodeOptions, OnError, Protocol};
+use ticdc_rs::{LayoutOptions, TableName};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

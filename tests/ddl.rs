@@ -11,10 +11,10 @@ use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use proptest::prelude::*;
 use serde_json::Value as Json;
 use ticdc_rs::arrow::infer::infer_schema;
-use ticdc_rs::arrow::TableName;
-use ticdc_rs::ddl::{apply_ddl, parse_create_table, parse_ddl_script};
-use ticdc_rs::mysql::MySqlType;
-use ticdc_rs::table::TableDefinition;
+use ticdc_rs::schema::ddl::{apply_ddl, parse_create_table, parse_ddl_script};
+use ticdc_rs::schema::mysql::MySqlType;
+use ticdc_rs::schema::table::TableDefinition;
+use ticdc_rs::TableName;
 use ticdc_rs::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError, Protocol};
 
 fn types(def: &TableDefinition) -> Vec<(&str, &str, bool)> {

@@ -14,10 +14,10 @@ use base64::Engine;
 use proptest::prelude::*;
 use serde_json::Value as Json;
 use ticdc_rs::arrow::infer::infer_schema;
-use ticdc_rs::arrow::TableName;
 use ticdc_rs::codec::{CodecOptions, EncodeOptions, LargeMessageHandle, Record};
 use ticdc_rs::event::{flag, Column, ColumnType, Event, EventKind, MessageEvents, Value};
-use ticdc_rs::mysql::MySqlType;
+use ticdc_rs::schema::mysql::MySqlType;
+use ticdc_rs::TableName;
 use ticdc_rs::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError, Protocol};
 
 // ---------------------------------------------------------------------------------------------

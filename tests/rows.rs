@@ -6,10 +6,11 @@ use std::sync::Arc;
 use arrow_array::{BinaryArray, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use serde_json::Value as Json;
-use ticdc_rs::arrow::rows::read_events;
-use ticdc_rs::arrow::ServerZone;
-use ticdc_rs::codec::{CodecOptions, Protocol};
+use ticdc_rs::arrow::read_events::read_events;
+use ticdc_rs::codec::CodecOptions;
 use ticdc_rs::event::{MessageEvents, Value};
+use ticdc_rs::schema::ServerZone;
+use ticdc_rs::Protocol;
 use ticdc_rs::{BatchDecoder, Compression, DecodeOptions};
 
 mod common;
@@ -94,8 +95,8 @@ fn envelope_reads_back_as_the_decoded_events() {
 #[test]
 fn typed_batches_survive_canal_json_encoding() {
     use ticdc_rs::arrow::infer::infer_schema;
-    use ticdc_rs::arrow::{LayoutOptions, TableName};
     use ticdc_rs::{BatchEncoder, EncodeOptions};
+    use ticdc_rs::{LayoutOptions, TableName};
 
     let mut checked = 0;
     for vector in canal_vectors() {

@@ -15,11 +15,11 @@ use base64::Engine;
 use proptest::prelude::*;
 use serde_json::Value as Json;
 use ticdc_rs::arrow::infer::infer_schema;
-use ticdc_rs::arrow::{LayoutOptions, TableName};
 use ticdc_rs::codec::simple::{ColumnSchema, DataType as SimpleType, DefaultValue, IndexSchema, Table, TableSchema};
-use ticdc_rs::codec::{Codec, CodecOptions, EncodeOptions, Held, LargeMessageHandle, Origin, Record};
+use ticdc_rs::codec::{Codec, CodecOptions, EncodeOptions, HeldMessage, LargeMessageHandle, MessageOrigin, Record};
 use ticdc_rs::event::{Column, Event, EventKind, MessageEvents, Value};
 use ticdc_rs::{BatchDecoder, Compression, DecodeOptions, OnError, Protocol};
+use ticdc_rs::{LayoutOptions, TableName};
 
 const BUILD_TS: i64 = 1700000000456;
 
@@ -118,8 +118,8 @@ fn decode_stream(codec: &mut dyn Codec, values: &[Vec<u8>]) -> Result<Vec<Got>, 
             got.push(Got::Held);
         }
         got.extend(events.events.iter().map(|e| owned_event(&events, e)));
-        let mut held: Vec<Held> = Vec::new();
-        codec.take_held(Origin { batch: 1, message: i }, &mut held);
+        let mut held: Vec<HeldMessage> = Vec::new();
+        codec.take_held(MessageOrigin { batch: 1, message: i }, &mut held);
         for h in held {
             assert!(h.failure.is_none(), "{:?}", h.failure);
             let mut events = MessageEvents::default();

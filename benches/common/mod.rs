@@ -14,10 +14,10 @@ use std::sync::Arc;
 
 use arrow_array::{BinaryArray, RecordBatch};
 use arrow_schema::{DataType, Field, Fields, Schema, TimeUnit};
-use ticdc_rs::arrow::{LayoutOptions, TableName};
 use ticdc_rs::codec::{CodecOptions, EncodeOptions};
 use ticdc_rs::event::MessageEvents;
 use ticdc_rs::Protocol;
+use ticdc_rs::{LayoutOptions, TableName};
 
 pub const SCHEMA: &str = "bench";
 pub const TABLE: &str = "orders";

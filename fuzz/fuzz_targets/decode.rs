@@ -20,7 +20,7 @@ use arrow_array::{Array, ArrayRef, BinaryArray, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use libfuzzer_sys::fuzz_target;
 use ticdc_rs::arrow::infer::infer_schema;
-use ticdc_rs::arrow::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError, TableName};
+use ticdc_rs::{BatchDecoder, Compression, DecodeOptions, LayoutOptions, OnError, TableName};
 use ticdc_rs::{BatchEncoder, EncodeOptions, Protocol};
 
 fn decode_all(options: DecodeOptions, batches: &[RecordBatch]) -> Vec<RecordBatch> {

@@ -1,6 +1,6 @@
 //! From Arrow batches of events to Kafka records: the encoding driver.
 //!
-//! [`BatchEncoder`] reads a batch in either output layout back into events ([`super::rows`]),
+//! [`BatchEncoder`] reads a batch in either output layout back into events ([`super::read_events`]),
 //! hands them to the protocol's [`Encode`]r in row order and returns the records as a
 //! `key`/`value` batch. Batching protocols fill messages across the rows of one input batch and
 //! complete the last one at the batch's end, so each output batch stands on its own.
@@ -24,11 +24,12 @@ use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use super::rows::read_events;
-use super::ServerZone;
-use crate::codec::{Destination, Encode, EncodeOptions, Protocol, Record};
+use super::read_events::read_events;
+use crate::codec::{Destination, Encode, EncodeOptions, Record};
 use crate::error::{EncodeError, Error, Fault};
 use crate::event::MessageEvents;
+use crate::input::Protocol;
+use crate::schema::ServerZone;
 
 /// The input column whose value names a row's Kafka partition.
 pub const PARTITION_COLUMN: &str = "_partition";

@@ -12,7 +12,7 @@ use base64::Engine;
 use super::Layout;
 use crate::error::FaultResult;
 use crate::event::{Column, ColumnType, MessageEvents, Value};
-use crate::mysql::MySqlType;
+use crate::schema::mysql::MySqlType;
 
 fn map_type() -> DataType {
     map_of(DataType::Utf8)
@@ -210,7 +210,7 @@ fn value_text<'o>(out: &'o mut String, value: &Value<'_>) -> &'o str {
 /// The type as the message carried it, else TiCDC's name with `unsigned` for the numeric types
 /// that can be (Open and Craft flag YEAR and BIT unsigned too, which MySQL never spells).
 fn write_type(out: &mut String, ty: &ColumnType<'_>) {
-    use crate::mysql::MySqlType as T;
+    use crate::schema::mysql::MySqlType as T;
     out.clear();
     match &ty.text {
         Some(text) => out.push_str(text),

@@ -9,33 +9,29 @@
 //! held, so that its rows carry them whenever they come out.
 
 pub mod encode;
-pub mod envelope;
+pub(crate) mod envelope;
 pub mod infer;
-pub mod meta;
-pub mod rows;
-pub mod typed;
+pub(crate) mod meta_columns;
+pub mod read_events;
+pub(crate) mod typed;
 pub(crate) mod views;
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
-use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
-use base64::Engine;
+use arrow_schema::{Field, FieldRef, Schema, SchemaRef};
 
 use crate::codec::simple::TableSchema;
-use crate::codec::{Codec, CodecOptions, Held, Origin, Protocol};
+use crate::codec::{Codec, CodecOptions, HeldMessage, MessageOrigin};
 use crate::error::{DecodeError, Error, Fault, FaultResult, Result};
 use crate::event::{MessageEvents, SpareBuffers};
-use crate::json::JsonCursor;
-pub use typed::{ServerZone, TableName};
-
-/// The largest decompressed or claim-checked message accepted (TiCDC's default limit is 10 MiB).
-pub const MAX_MESSAGE_BYTES: usize = 256 << 20;
+use crate::input::claim_check::read_claim_check;
+use crate::input::{Bytes, Compression, Protocol};
+use crate::schema::{ServerZone, TableName};
 
 /// The most bytes a utf8/binary output column of one batch can hold (its offsets are i32). A
 /// message that would push a column past it fails, so a batch of small compressed messages that
@@ -55,7 +51,7 @@ pub trait Layout: Send + Sync {
     fn fields(&self) -> Vec<FieldRef>;
 
     /// The buffers of the input `value` column of the batch now decoded, which borrowed values
-    /// may point into (see [`views`]).
+    /// may point into (see `views`).
     fn set_input(&mut self, _buffers: &[arrow_buffer::Buffer]) {}
 
     /// Whether an event belongs in the output (the typed layout keeps only its table).
@@ -91,63 +87,6 @@ impl OnError {
             "skip" => Some(OnError::Skip),
             "collect" => Some(OnError::Collect),
             _ => None,
-        }
-    }
-}
-
-/// TiCDC's `large-message-handle-compression`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
-    None,
-    Snappy,
-    Lz4,
-}
-
-impl Compression {
-    pub fn parse(s: &str) -> Option<Compression> {
-        match s {
-            "none" | "" => Some(Compression::None),
-            "snappy" => Some(Compression::Snappy),
-            "lz4" => Some(Compression::Lz4),
-            _ => None,
-        }
-    }
-
-    /// Compresses as TiCDC does: the raw Snappy block format, or an LZ4 frame.
-    pub fn compress(self, data: &[u8]) -> FaultResult<Vec<u8>> {
-        match self {
-            Compression::None => Ok(data.to_vec()),
-            Compression::Snappy => {
-                snap::raw::Encoder::new().compress_vec(data).map_err(|e| Fault::new(0, format!("snappy: {e}")))
-            }
-            Compression::Lz4 => {
-                let mut encoder = lz4_flex::frame::FrameEncoder::new(Vec::new());
-                std::io::Write::write_all(&mut encoder, data).map_err(|e| Fault::new(0, format!("lz4: {e}")))?;
-                encoder.finish().map_err(|e| Fault::new(0, format!("lz4: {e}")))
-            }
-        }
-    }
-
-    /// Undoes the compression, refusing output beyond [`MAX_MESSAGE_BYTES`].
-    pub fn decompress(self, data: &[u8]) -> FaultResult<Vec<u8>> {
-        match self {
-            Compression::None => Ok(data.to_vec()),
-            Compression::Snappy => {
-                let len = snap::raw::decompress_len(data).map_err(|e| Fault::new(0, format!("snappy: {e}")))?;
-                if len > MAX_MESSAGE_BYTES {
-                    return Err(Fault::new(0, format!("snappy: declared length {len} exceeds the limit")));
-                }
-                snap::raw::Decoder::new().decompress_vec(data).map_err(|e| Fault::new(0, format!("snappy: {e}")))
-            }
-            Compression::Lz4 => {
-                let mut out = Vec::new();
-                let mut reader = lz4_flex::frame::FrameDecoder::new(data).take(MAX_MESSAGE_BYTES as u64 + 1);
-                reader.read_to_end(&mut out).map_err(|e| Fault::new(0, format!("lz4: {e}")))?;
-                if out.len() > MAX_MESSAGE_BYTES {
-                    return Err(Fault::new(0, "lz4: decompressed message exceeds the limit"));
-                }
-                Ok(out)
-            }
         }
     }
 }
@@ -229,81 +168,25 @@ pub struct Stats {
     pub filtered: u64,
 }
 
-/// The `key`/`value` input column, read in place whatever its binary or string type.
-enum Bytes<'a> {
-    Binary(&'a arrow_array::BinaryArray),
-    LargeBinary(&'a arrow_array::LargeBinaryArray),
-    BinaryView(&'a arrow_array::BinaryViewArray),
-    Utf8(&'a arrow_array::StringArray),
-    LargeUtf8(&'a arrow_array::LargeStringArray),
-    Utf8View(&'a arrow_array::StringViewArray),
-}
-
-impl<'a> Bytes<'a> {
-    fn new(array: &'a dyn Array) -> Option<Bytes<'a>> {
-        Some(match array.data_type() {
-            DataType::Binary => Bytes::Binary(array.as_binary()),
-            DataType::LargeBinary => Bytes::LargeBinary(array.as_binary()),
-            DataType::BinaryView => Bytes::BinaryView(array.as_binary_view()),
-            DataType::Utf8 => Bytes::Utf8(array.as_string()),
-            DataType::LargeUtf8 => Bytes::LargeUtf8(array.as_string()),
-            DataType::Utf8View => Bytes::Utf8View(array.as_string_view()),
-            _ => return None,
-        })
-    }
-
-    /// The buffers holding the values' bytes.
-    fn buffers(&self) -> Vec<arrow_buffer::Buffer> {
-        match self {
-            Bytes::Binary(a) => vec![a.values().clone()],
-            Bytes::LargeBinary(a) => vec![a.values().clone()],
-            Bytes::Utf8(a) => vec![a.values().clone()],
-            Bytes::LargeUtf8(a) => vec![a.values().clone()],
-            Bytes::BinaryView(a) => a.data_buffers().to_vec(),
-            Bytes::Utf8View(a) => a.data_buffers().to_vec(),
-        }
-    }
-
-    fn get(&self, i: usize) -> Option<&'a [u8]> {
-        macro_rules! value {
-            ($a:expr, $v:expr) => {
-                if $a.is_null(i) {
-                    None
-                } else {
-                    Some($v)
-                }
-            };
-        }
-        match self {
-            Bytes::Binary(a) => value!(a, a.value(i)),
-            Bytes::LargeBinary(a) => value!(a, a.value(i)),
-            Bytes::BinaryView(a) => value!(a, a.value(i)),
-            Bytes::Utf8(a) => value!(a, a.value(i).as_bytes()),
-            Bytes::LargeUtf8(a) => value!(a, a.value(i).as_bytes()),
-            Bytes::Utf8View(a) => value!(a, a.value(i).as_bytes()),
-        }
-    }
-}
-
 pub struct BatchDecoder {
     options: DecodeOptions,
     codecs: Vec<Box<dyn Codec>>,
     layout: Box<dyn Layout>,
-    meta: meta::MetaBuilder,
+    meta: meta_columns::MetaBuilder,
     schema: SchemaRef,
     kept: Vec<usize>,
     stats: Stats,
     /// Serial number of the current `decode` call, from 1: tells held messages' origins apart.
     batch: u64,
-    held: Vec<Held>,
+    held: Vec<HeldMessage>,
     /// The carried values of messages held past their batch: one single-row array per carry
     /// column, by where the message came from.
-    held_carry: rustc_hash::FxHashMap<Origin, Vec<ArrayRef>>,
+    held_carry: rustc_hash::FxHashMap<MessageOrigin, Vec<ArrayRef>>,
     /// The Kafka values, as they came, of held messages whose whole value was compressed: a
     /// codec holds the decompressed bytes, but an ERROR row carries the message's raw bytes.
-    held_raw: rustc_hash::FxHashMap<Origin, Vec<u8>>,
+    held_raw: rustc_hash::FxHashMap<MessageOrigin, Vec<u8>>,
     /// Output rows of this batch decoded from messages of an earlier batch, with their origin.
-    earlier_rows: Vec<(Range<usize>, Origin)>,
+    earlier_rows: Vec<(Range<usize>, MessageOrigin)>,
     /// The codecs' value buffers, kept from one batch to the next (see [`SpareBuffers`]).
     spare: SpareBuffers,
 }
@@ -329,14 +212,14 @@ impl BatchDecoder {
             LayoutOptions::Typed { schema, .. } => schema.metadata().clone(),
         };
         let collect = options.on_error == OnError::Collect;
-        let mut fields = meta::fields(collect);
+        let mut fields = meta_columns::fields(collect);
         fields.extend(layout.fields());
         for f in &options.carry {
             fields.push(Arc::new(Field::new(format!("_{}", f.name()), f.data_type().clone(), true)));
         }
         Ok(BatchDecoder {
             schema: Arc::new(Schema::new_with_metadata(fields, metadata)),
-            meta: meta::MetaBuilder::new(collect),
+            meta: meta_columns::MetaBuilder::new(collect),
             codecs: Vec::new(),
             layout,
             kept: Vec::new(),
@@ -461,7 +344,7 @@ impl BatchDecoder {
     /// as a failure. Their `_message` is their index in the batch they came in, and their carried
     /// columns are their own. If message `index` itself is now held, its carried values are kept.
     fn settle_held(&mut self, index: usize, input: &RecordBatch) -> Result<()> {
-        let origin = Origin { batch: self.batch, message: index };
+        let origin = MessageOrigin { batch: self.batch, message: index };
         let mut held = std::mem::take(&mut self.held);
         for c in 0..self.codecs.len() {
             if self.codecs[c].take_held(origin, &mut held) {
@@ -491,14 +374,14 @@ impl BatchDecoder {
     }
 
     /// Replays a message held from an earlier batch, noting which output rows it made.
-    fn replay_earlier(&mut self, protocol: Protocol, h: Held) -> Result<()> {
+    fn replay_earlier(&mut self, protocol: Protocol, h: HeldMessage) -> Result<()> {
         let (origin, from) = (h.origin, self.meta.rows());
         self.replay(protocol, origin.message, h)?;
         self.earlier_rows.push((from..self.meta.rows(), origin));
         Ok(())
     }
 
-    fn replay(&mut self, protocol: Protocol, index: usize, h: Held) -> Result<()> {
+    fn replay(&mut self, protocol: Protocol, index: usize, h: HeldMessage) -> Result<()> {
         let raw = self.held_raw.remove(&h.origin);
         let result = match h.failure {
             Some(fault) => Err((protocol.name(), fault)),
@@ -571,8 +454,8 @@ impl BatchDecoder {
     ) -> std::result::Result<(), (&'static str, Fault)> {
         let name = protocol.name();
         self.codec(protocol)?.decode(key, value, events).map_err(|f| (name, f))?;
-        if let Some(location) = self.claim_check_to_fetch(events) {
-            let (file_key, file_value) = self.read_claim_check(&location).map_err(|f| (name, f))?;
+        if let Some((dir, location)) = self.claim_check_to_fetch(events) {
+            let (file_key, file_value) = read_claim_check(&dir, &location).map_err(|f| (name, f))?;
             let file_value = if protocol.compresses_whole_value() && self.options.compression != Compression::None {
                 self.options.compression.decompress(&file_value).map_err(|f| (name, f))?
             } else {
@@ -588,29 +471,11 @@ impl BatchDecoder {
         self.emit(index, events).map_err(|f| (name, f))
     }
 
-    fn claim_check_to_fetch(&self, events: &MessageEvents<'_>) -> Option<String> {
-        self.options.claim_check_dir.as_ref()?;
-        events.events.iter().find_map(|e| e.claim_check.as_deref()).map(str::to_string)
-    }
-
-    /// Reads a claim-check file: JSON `{"key": base64|null, "value": base64}`, or the raw value
-    /// (`claim-check-raw-value`). The location's basename is looked up in `claim_check_dir`.
-    fn read_claim_check(&self, location: &str) -> FaultResult<(Option<Vec<u8>>, Vec<u8>)> {
-        let dir = self.options.claim_check_dir.as_ref().expect("checked by the caller");
-        let basename = location.rsplit('/').next().unwrap_or(location);
-        if basename.is_empty() || basename == ".." || basename == "." {
-            return Err(Fault::new(0, format!("claim-check location {location:?} has no file name")));
-        }
-        let path = dir.join(basename);
-        let size = std::fs::metadata(&path)
-            .map_err(|e| Fault::new(0, format!("claim-check file {}: {e}", path.display())))?
-            .len();
-        if size > MAX_MESSAGE_BYTES as u64 {
-            return Err(Fault::new(0, format!("claim-check file {} is too large", path.display())));
-        }
-        let bytes =
-            std::fs::read(&path).map_err(|e| Fault::new(0, format!("claim-check file {}: {e}", path.display())))?;
-        Ok(parse_claim_check_envelope(&bytes).unwrap_or((None, bytes)))
+    /// The claim-check file to read for this message's events, when a directory was given.
+    fn claim_check_to_fetch(&self, events: &MessageEvents<'_>) -> Option<(PathBuf, String)> {
+        let dir = self.options.claim_check_dir.as_ref()?;
+        let location = events.events.iter().find_map(|e| e.claim_check.as_deref())?;
+        Some((dir.clone(), location.to_string()))
     }
 
     /// Checks, then appends the events of message `index`: all of them or, on a fault, none.
@@ -689,7 +554,7 @@ impl BatchDecoder {
     fn with_earlier_carry(
         &self,
         carried: Vec<ArrayRef>,
-        earlier_rows: &[(Range<usize>, Origin)],
+        earlier_rows: &[(Range<usize>, MessageOrigin)],
     ) -> Result<Vec<ArrayRef>> {
         if earlier_rows.is_empty() {
             return Ok(carried);
@@ -712,22 +577,4 @@ impl BatchDecoder {
             })
             .collect()
     }
-}
-
-fn parse_claim_check_envelope(bytes: &[u8]) -> Option<(Option<Vec<u8>>, Vec<u8>)> {
-    let b64 = base64::engine::general_purpose::STANDARD;
-    let mut cur = JsonCursor::new(bytes).ok()?;
-    cur.begin_object().ok()?;
-    let (mut key, mut value) = (None, None);
-    let mut first = true;
-    while let Some(k) = cur.next_key(&mut first).ok()? {
-        let text = if cur.null().ok()? { None } else { Some(cur.string().ok()?) };
-        match k.as_ref() {
-            "key" => key = text.and_then(|t| b64.decode(t.as_bytes()).ok()),
-            "value" => value = Some(b64.decode(text?.as_bytes()).ok()?),
-            _ => return None,
-        }
-    }
-    cur.at_end().then_some(())?;
-    Some((key, value?))
 }

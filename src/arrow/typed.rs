@@ -12,65 +12,16 @@ use arrow_array::builder::*;
 use arrow_array::{ArrayRef, BooleanArray, StructArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, FieldRef, Fields, TimeUnit};
-use chrono::{DateTime, TimeZone};
-use chrono_tz::Tz;
 use rustc_hash::FxHashMap;
 
 use super::views::ViewBuilder;
 use super::Layout;
 use crate::error::{Fault, FaultResult};
 use crate::event::{same_name, Column, Event, EventKind, MessageEvents, Value};
-use crate::mysql::{self, MySqlType, TypeDescription};
-use crate::table::{ColumnDefinition, TableDefinition};
-
-/// Field metadata key holding a column's MySQL type description.
-pub const MYSQL_TYPE_KEY: &str = "mysql_type";
-
-/// `db.tbl`, as users name a table.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TableName {
-    pub schema: String,
-    pub table: String,
-}
-
-impl TableName {
-    pub fn parse(name: &str) -> Option<TableName> {
-        let (schema, table) = name.split_once('.')?;
-        let unquote = |s: &str| s.trim().trim_matches('`').to_string();
-        Some(TableName { schema: unquote(schema), table: unquote(table) })
-    }
-
-    fn matches(&self, schema: Option<&str>, table: Option<&str>) -> bool {
-        schema == Some(self.schema.as_str()) && table == Some(self.table.as_str())
-    }
-}
-
-/// The zone TIMESTAMP values are written in.
-#[derive(Debug, Clone, Copy)]
-pub enum ServerZone {
-    Utc,
-    Named(Tz),
-}
-
-impl ServerZone {
-    pub fn parse(name: &str) -> Option<ServerZone> {
-        match name {
-            "" | "UTC" | "utc" | "Etc/UTC" | "+00:00" => Some(ServerZone::Utc),
-            _ => name.parse::<Tz>().ok().map(ServerZone::Named),
-        }
-    }
-
-    /// Wall-clock microseconds in this zone to UTC microseconds.
-    fn to_utc(self, local_micros: i64) -> Option<i64> {
-        match self {
-            ServerZone::Utc => Some(local_micros),
-            ServerZone::Named(tz) => {
-                let naive = DateTime::from_timestamp_micros(local_micros)?.naive_utc();
-                Some(tz.from_local_datetime(&naive).earliest()?.timestamp_micros())
-            }
-        }
-    }
-}
+use crate::schema::mapping::MYSQL_TYPE_KEY;
+use crate::schema::mysql::{self, MySqlType, TypeDescription};
+use crate::schema::table::{ColumnDefinition, TableDefinition};
+use crate::schema::{ServerZone, TableName};
 
 #[derive(Debug, Clone)]
 enum Target {
@@ -527,18 +478,9 @@ impl TypedLayout {
         })
     }
 
-    /// A layout for the table `definition` describes (e.g. from [`crate::ddl::parse_create_table`]),
-    /// with its [`TableDefinition::arrow_schema`] as output schema.
-    pub fn from_definition(definition: &TableDefinition, zone: ServerZone) -> Result<TypedLayout, String> {
-        let table = TableName { schema: definition.schema.clone(), table: definition.table.clone() };
-        let mut layout = TypedLayout::new(table, &definition.arrow_schema().fields, zone)?;
-        layout.definition = Some(definition.clone());
-        Ok(layout)
-    }
-
     /// Whether `sql` may rename this table. TiCDC reports a RENAME under the table's new name,
     /// so such a statement is followed (and kept) even though its event names another table;
-    /// [`crate::ddl::follow_ddl`] then decides from the statement itself.
+    /// [`crate::schema::ddl::follow_ddl`] then decides from the statement itself.
     fn renames_this_table(&self, sql: &str) -> bool {
         let sql = sql.to_ascii_lowercase();
         sql.contains("rename") && sql.contains(&self.table.table.to_ascii_lowercase())
@@ -547,7 +489,7 @@ impl TypedLayout {
     /// Follows a DDL statement of this table: a `CREATE TABLE` (re)starts the definition, other
     /// statements change it; the ENUM/SET members used to read values are taken from it again.
     fn follow(&mut self, schema: Option<&str>, sql: &str) {
-        if !crate::ddl::follow_ddl(&mut self.definition, &self.table, schema, sql) {
+        if !crate::schema::ddl::follow_ddl(&mut self.definition, &self.table, schema, sql) {
             return;
         }
         let Some(definition) = &self.definition else { return };

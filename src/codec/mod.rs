@@ -1,57 +1,24 @@
-//! One codec per protocol, behind one trait.
+//! One folder per protocol, each laid out the same way: `mod.rs` (the wire format's shape and
+//! constants), `decode.rs` (a [`Codec`]: one Kafka message into the shared [`MessageEvents`]
+//! model) and `encode.rs` (an [`Encode`]r: events into Kafka records), plus the protocol's own
+//! helpers (Open's Go text forms, Craft's cursor, Simple's schema cache and two flavours).
 //!
-//! A codec knows its wire format and nothing else: it reads one Kafka message (key and value)
-//! into the shared [`MessageEvents`] model, and the Arrow layer takes it from there. Framing
-//! concerns that every protocol shares — whole-value compression, claim-check files, error
-//! policy, message indexes — live in the batch driver ([`crate::arrow::BatchDecoder`]).
+//! A codec knows its wire format and nothing else; the Arrow layer takes it from there. What
+//! every protocol shares — whole-value compression, claim-check files ([`crate::input`]), the
+//! error policy, message indexes — is applied by the batch driver ([`crate::arrow::BatchDecoder`]).
 
 pub mod canal_json;
-pub mod canal_json_encode;
 pub mod craft;
-pub mod large;
 pub mod open;
 pub mod simple;
 
 use std::path::PathBuf;
 
-use crate::arrow::Compression;
 use crate::error::FaultResult;
 use crate::event::{Event, MessageEvents};
-
-/// The protocols of the contract, by their fixed names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Protocol {
-    Open,
-    Craft,
-    CanalJson,
-    SimpleJson,
-    SimpleAvro,
-}
+use crate::input::{Compression, Protocol};
 
 impl Protocol {
-    pub const ALL: [Protocol; 5] =
-        [Protocol::Open, Protocol::Craft, Protocol::CanalJson, Protocol::SimpleJson, Protocol::SimpleAvro];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Open => "open",
-            Protocol::Craft => "craft",
-            Protocol::CanalJson => "canal-json",
-            Protocol::SimpleJson => "simple-json",
-            Protocol::SimpleAvro => "simple-avro",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Protocol> {
-        Protocol::ALL.into_iter().find(|p| p.name() == name)
-    }
-
-    /// Whether TiCDC's large-message compression covers the whole Kafka value (as opposed to
-    /// each event inside the framing, as in `open`).
-    pub fn compresses_whole_value(self) -> bool {
-        matches!(self, Protocol::CanalJson | Protocol::SimpleJson | Protocol::SimpleAvro)
-    }
-
     /// The encoder for this protocol (every protocol has one).
     pub fn encoder(self, options: &EncodeOptions) -> Option<Box<dyn Encode>> {
         match self {
@@ -59,7 +26,7 @@ impl Protocol {
             Protocol::Craft => Some(Box::new(craft::CraftEncoder::new(options))),
             Protocol::SimpleJson => Some(Box::new(simple::encode::SimpleEncoder::new(simple::Encoding::Json, options))),
             Protocol::SimpleAvro => Some(Box::new(simple::encode::SimpleEncoder::new(simple::Encoding::Avro, options))),
-            Protocol::CanalJson => Some(Box::new(canal_json_encode::CanalJsonEncoder::new(options))),
+            Protocol::CanalJson => Some(Box::new(canal_json::CanalJsonEncoder::new(options))),
         }
     }
 
@@ -73,65 +40,6 @@ impl Protocol {
             Protocol::SimpleAvro => Some(Box::new(simple::SimpleCodec::new(simple::Encoding::Avro, options))),
         }
     }
-
-    /// Guesses the protocol of one uncompressed message from its first bytes.
-    pub fn detect(key: Option<&[u8]>, value: &[u8]) -> Option<Protocol> {
-        const OPEN_VERSION: [u8; 8] = [0, 0, 0, 0, 0, 0, 0, 1];
-        if key.is_some_and(|k| k.starts_with(&OPEN_VERSION)) {
-            return Some(Protocol::Open);
-        }
-        let first = value.iter().copied().find(|b| !b.is_ascii_whitespace())?;
-        if first == b'{' {
-            return Some(json_protocol(value));
-        }
-        match value.first() {
-            // Craft's leading uvarint version, 1.
-            Some(0x01) => Some(Protocol::Craft),
-            // Simple's Avro union index for its message record is a zigzag varint.
-            Some(_) => Some(Protocol::SimpleAvro),
-            None => None,
-        }
-    }
-}
-
-/// Canal-JSON or Simple's JSON, for a message that is a JSON object. TiCDC's Simple messages begin
-/// with their `version` key and TiCDC's and Canal's own Canal-JSON messages always carry `isDdl`,
-/// so two cheap looks settle every message TiCDC writes. Other producers of Canal-JSON (Flink
-/// and Flink CDC write `data`, `old`, `type`, `database`, `table`, `pkNames` and nothing more)
-/// are told by their top-level keys, read only in that rare case.
-fn json_protocol(value: &[u8]) -> Protocol {
-    let opening = value.iter().position(|b| !b.is_ascii_whitespace()).map_or(value, |i| &value[i + 1..]);
-    let first_key = opening.iter().position(|b| !b.is_ascii_whitespace()).map_or(opening, |i| &opening[i..]);
-    if first_key.starts_with(b"\"version\"") {
-        return Protocol::SimpleJson;
-    }
-    if memchr::memmem::find(value, b"\"isDdl\"").is_some() {
-        return Protocol::CanalJson;
-    }
-    json_protocol_from_keys(value).unwrap_or(Protocol::CanalJson)
-}
-
-/// Walks the top-level keys of a JSON object for one that only one of the two protocols has:
-/// Simple's `version` and `schemaVersion`, Canal's `pkNames`, `mysqlType`, `sqlType` and `isDdl`;
-/// or `data` and `old`, objects in Simple and arrays of rows in Canal.
-fn json_protocol_from_keys(value: &[u8]) -> Option<Protocol> {
-    let mut cur = crate::json::JsonCursor::new(value).ok()?;
-    cur.begin_object().ok()?;
-    let mut first = true;
-    while let Some(key) = cur.next_key(&mut first).ok()? {
-        match key.as_ref() {
-            "version" | "schemaVersion" => return Some(Protocol::SimpleJson),
-            "pkNames" | "mysqlType" | "sqlType" | "isDdl" => return Some(Protocol::CanalJson),
-            "data" | "old" => match cur.peek() {
-                Some(b'[') => return Some(Protocol::CanalJson),
-                Some(b'{') => return Some(Protocol::SimpleJson),
-                _ => {}
-            },
-            _ => {}
-        }
-        cur.skip_value().ok()?;
-    }
-    None
 }
 
 /// What a decoding codec is told about the stream (the rest it reads from the messages).
@@ -171,7 +79,7 @@ pub trait Codec: Send + Sync {
 
     /// The definition of a table this codec has learnt from the stream (Simple's BOOTSTRAP and
     /// DDL messages), for schema inference.
-    fn table_definition(&self, _schema: &str, _table: &str) -> Option<crate::table::TableDefinition> {
+    fn table_definition(&self, _schema: &str, _table: &str) -> Option<crate::schema::table::TableDefinition> {
         None
     }
 
@@ -180,12 +88,12 @@ pub trait Codec: Send + Sync {
     /// schema) whose wait is over — released ones to be decoded again now, failed ones to be
     /// reported. A message the codec has just held is tagged with `origin`; returns whether the
     /// message at `origin` is now held.
-    fn take_held(&mut self, _origin: Origin, _out: &mut Vec<Held>) -> bool {
+    fn take_held(&mut self, _origin: MessageOrigin, _out: &mut Vec<HeldMessage>) -> bool {
         false
     }
 
     /// End of stream: every message still held, as a failure.
-    fn expire_held(&mut self, _out: &mut Vec<Held>) {}
+    fn expire_held(&mut self, _out: &mut Vec<HeldMessage>) {}
 
     /// Codec-specific counters for `Decoder.stats`.
     fn counters(&self) -> Vec<(&'static str, u64)> {
@@ -196,15 +104,15 @@ pub trait Codec: Send + Sync {
 /// Where a message came from: the serial number of the `BatchDecoder::decode` call (from 1)
 /// and the message's index in that call's input batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Origin {
+pub struct MessageOrigin {
     pub batch: u64,
     pub message: usize,
 }
 
 /// A message a codec held back, handed back to the driver.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Held {
-    pub origin: Origin,
+pub struct HeldMessage {
+    pub origin: MessageOrigin,
     pub key: Option<Vec<u8>>,
     /// The value as the codec saw it (after whole-value decompression).
     pub value: Vec<u8>,

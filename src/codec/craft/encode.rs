@@ -25,10 +25,10 @@ use std::io::Write;
 use std::ops::Range;
 
 use crate::codec::{Encode, EncodeOptions, Protocol, Record};
-use crate::ddl_action;
 use crate::error::{Fault, FaultResult};
 use crate::event::{flag, same_name, Column, Event, EventKind, MessageEvents, Text, Value};
-use crate::mysql::MySqlType;
+use crate::schema::ddl_action;
+use crate::schema::mysql::MySqlType;
 
 use super::{EVENT_DDL, EVENT_RESOLVED, EVENT_ROW, GROUP_NEW, GROUP_OLD, VERSION};
 

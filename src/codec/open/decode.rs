@@ -12,14 +12,14 @@ use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use base64::Engine;
 
 use super::{gotext, read_u64, BATCH_VERSION, TYPE_DDL, TYPE_RESOLVED, TYPE_ROW};
-use crate::arrow::Compression;
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
 use crate::event::{
     flag, push_empty_column, same_name, Column, ColumnType, Event, EventKind, MessageEvents, SpareBuffers, Text, Value,
 };
+use crate::input::Compression;
 use crate::json::JsonCursor;
-use crate::mysql::MySqlType;
+use crate::schema::mysql::MySqlType;
 
 /// Go's `base64.StdEncoding`: padded, and lenient about the unused bits of the last symbol.
 const GO_BASE64: GeneralPurpose = GeneralPurpose::new(

@@ -15,13 +15,13 @@ use base64::Engine;
 
 use super::gotext::{go_quote, write_f32, write_f64, write_i64, write_json_bytes, write_json_str, write_u64};
 use super::{BATCH_VERSION, RECORD_OVERHEAD, TYPE_DDL, TYPE_RESOLVED, TYPE_ROW};
-use crate::arrow::Compression;
-use crate::codec::large::{claim_check_body, store_claim_check};
 use crate::codec::{Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
-use crate::ddl_action;
 use crate::error::{Fault, FaultResult};
 use crate::event::{flag, same_name, Column, Event, EventKind, MessageEvents, Text, Value};
-use crate::mysql::MySqlType;
+use crate::input::claim_check::{claim_check_body, store_claim_check};
+use crate::input::Compression;
+use crate::schema::ddl_action;
+use crate::schema::mysql::MySqlType;
 
 pub struct OpenEncoder {
     options: EncodeOptions,

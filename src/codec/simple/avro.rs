@@ -13,15 +13,14 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use super::cache::{ImageOrder, Kind, Outcome, State, Table, TableColumn};
 use super::checksum::RowChecksum;
+use super::decode::{finish_row, RowHeader, DDL_TYPES};
 use super::json::schema_event;
-use super::{
-    finish_row, ColumnSchema, DataType, DefaultValue, ImageOrder, IndexSchema, Kind, Outcome, RowHeader, State, Table,
-    TableColumn, TableSchema, DDL_TYPES,
-};
+use super::schema::{ColumnSchema, DataType, DefaultValue, IndexSchema, TableSchema};
 use crate::error::{Fault, FaultResult};
 use crate::event::{Event, EventKind, MessageEvents, Value};
-use crate::mysql::MySqlType;
+use crate::schema::mysql::MySqlType;
 
 /// The union branch of `com.pingcap.simple.avro.Message` in the top-level schema.
 pub const MESSAGE_BRANCH: i64 = 11;

@@ -11,7 +11,7 @@ use chrono::TimeZone;
 
 use crate::error::{Fault, FaultResult};
 use crate::event::{Column, Value};
-use crate::mysql::{self, MySqlType};
+use crate::schema::mysql::{self, MySqlType};
 
 /// `checksum {version, corrupted, current, previous}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

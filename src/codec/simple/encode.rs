@@ -30,17 +30,18 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 
 use super::avro::{write_bool, write_bytes, write_long, write_optional, write_table_schema, MESSAGE_BRANCH};
+use super::cache::Table;
 use super::checksum::row_checksum;
-use super::{
-    write_json_str, ColumnSchema, DataType, DefaultValue, Encoding, IndexSchema, Table, TableSchema, DDL_TYPES,
-};
-use crate::codec::large::{claim_check_body, store_claim_check};
+use super::decode::DDL_TYPES;
+use super::schema::{write_json_str, ColumnSchema, DataType, DefaultValue, IndexSchema, TableSchema};
+use super::Encoding;
 use crate::codec::{float_text, Destination, Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
-use crate::ddl_action;
 use crate::error::{Fault, FaultResult};
 use crate::event::{Column, ColumnType, Event, EventKind, MessageEvents, Value};
+use crate::input::claim_check::{claim_check_body, store_claim_check};
 use crate::json::JsonCursor;
-use crate::mysql::{MySqlType, TypeDescription};
+use crate::schema::ddl_action;
+use crate::schema::mysql::{MySqlType, TypeDescription};
 
 pub struct SimpleEncoder {
     encoding: Encoding,
@@ -567,7 +568,7 @@ fn retyped<'a>(c: &Column<'a>, ty: &ColumnType<'static>) -> FaultResult<Column<'
         Some(names) if is_member(ty.base) && names.parse::<u64>().is_ok() => c.value.clone(),
         Some(names) if is_member(ty.base) => {
             let members = TypeDescription::parse(ty.text.as_deref().unwrap_or("")).members;
-            Value::UInt(crate::mysql::member_number(ty.base, &members, &names).ok_or_else(|| {
+            Value::UInt(crate::schema::mysql::member_number(ty.base, &members, &names).ok_or_else(|| {
                 let kind = ty.base.name(false);
                 Fault::new(c.at, format!("column {}: {names:?} is not a member of the table's {kind}", c.name))
             })?)
@@ -585,10 +586,10 @@ fn member_names<'v>(c: &'v Column<'_>) -> Option<Cow<'v, str>> {
         (Value::UInt(n), MySqlType::Enum | MySqlType::Set) => {
             let members = TypeDescription::parse(c.ty.text.as_deref()?).members;
             if c.ty.base == MySqlType::Enum {
-                crate::mysql::enum_name(&members, *n).map(|name| Cow::Owned(name.to_string()))
+                crate::schema::mysql::enum_name(&members, *n).map(|name| Cow::Owned(name.to_string()))
             } else {
                 let mut names = String::new();
-                crate::mysql::set_names(&members, *n, &mut names)?;
+                crate::schema::mysql::set_names(&members, *n, &mut names)?;
                 Some(Cow::Owned(names))
             }
         }

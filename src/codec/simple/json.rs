@@ -10,8 +10,10 @@ use std::ops::Range;
 
 use base64::Engine;
 
+use super::cache::{ImageOrder, Kind, Outcome, State, Table, TableColumn};
 use super::checksum::RowChecksum;
-use super::{finish_row, ImageOrder, Kind, Outcome, RowHeader, State, Table, TableColumn, TableSchema};
+use super::decode::{finish_row, is_ddl_type, RowHeader};
+use super::schema::TableSchema;
 use crate::error::{Fault, FaultResult};
 use crate::event::{Event, EventKind, MessageEvents, SpareBuffers, Text, Value};
 use crate::json::JsonCursor;
@@ -264,7 +266,7 @@ impl JsonDecoder {
             "INSERT" => EventKind::Insert,
             "UPDATE" => EventKind::Update,
             "DELETE" => EventKind::Delete,
-            k if super::is_ddl_type(k) => {
+            k if is_ddl_type(k) => {
                 let mut event = match &h.table_schema {
                     Some((schema, text)) => {
                         let mut e = schema_event(EventKind::Ddl, h.commit_ts, schema);

@@ -1,4 +1,4 @@
-//! Canal-JSON with TiCDC's `_tidb` extension (`../shared/protocols/canal-json.md`).
+//! The Canal-JSON decoder.
 //!
 //! One JSON object per Kafka value (the storage sink's variant puts several, separated by
 //! newlines; both are read). Values are all strings, typed only by the `mysqlType` map, so this
@@ -24,14 +24,14 @@ use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
 use crate::event::{same_name, ColumnType, Event, EventKind, MessageEvents, SpareBuffers, Text, Value};
 use crate::json::JsonCursor;
-use crate::mysql::MySqlType;
+use crate::schema::mysql::MySqlType;
 
 #[derive(Default)]
 pub struct CanalJsonCodec {
     data_rows: Vec<Range<usize>>,
     old_rows: Vec<Range<usize>>,
     /// The `mysqlType` map's allocation, kept empty between objects (see [`recycle`]).
-    types: Vec<Declared<'static>>,
+    types: Vec<DeclaredColumn<'static>>,
     mysql_types: RepeatedTypes,
     sql_types: SqlTypes,
     hints: TypeHints,
@@ -39,16 +39,16 @@ pub struct CanalJsonCodec {
 
 /// A `mysqlType` entry: the column's name and type, and how its values are written.
 #[derive(Debug, Clone)]
-struct Declared<'a> {
+struct DeclaredColumn<'a> {
     name: Text<'a>,
     ty: ColumnType<'a>,
     /// The values of this binary column are their raw text rather than ISO-8859-1.
     raw_text: bool,
 }
 
-impl<'a> Declared<'a> {
+impl<'a> DeclaredColumn<'a> {
     fn new(name: Text<'a>, ty: ColumnType<'a>) -> Self {
-        Declared { name, ty, raw_text: false }
+        DeclaredColumn { name, ty, raw_text: false }
     }
 }
 
@@ -153,7 +153,7 @@ impl Hint {
         }
     }
 
-    fn apply(self, column: &mut Declared<'_>) {
+    fn apply(self, column: &mut DeclaredColumn<'_>) {
         match self {
             Hint::SignUnknown => column.ty.unsigned = true,
             Hint::RawText => column.raw_text = true,
@@ -183,7 +183,7 @@ struct RepeatedTypes {
 
 impl RepeatedTypes {
     /// Reads the types from the cache when the message repeats the remembered object.
-    fn read<'a>(&self, cur: &mut JsonCursor<'a>, types: &mut Vec<Declared<'a>>) -> bool {
+    fn read<'a>(&self, cur: &mut JsonCursor<'a>, types: &mut Vec<DeclaredColumn<'a>>) -> bool {
         if !cur.skip_if_next(&self.text) {
             return false;
         }
@@ -197,13 +197,13 @@ impl RepeatedTypes {
                 text: Some(Cow::Borrowed(text)),
                 flags: ty.flags,
             };
-            Declared::new(Cow::Borrowed(cur.slice(at + name.start..at + name.end)), ty)
+            DeclaredColumn::new(Cow::Borrowed(cur.slice(at + name.start..at + name.end)), ty)
         }));
         true
     }
 
     /// Remembers the object `cur` has just read, from `at`, into `types`.
-    fn remember(&mut self, cur: &JsonCursor<'_>, at: usize, types: &[Declared<'_>]) {
+    fn remember(&mut self, cur: &JsonCursor<'_>, at: usize, types: &[DeclaredColumn<'_>]) {
         self.text.clear();
         self.entries.clear();
         self.generation += 1;
@@ -212,7 +212,7 @@ impl RepeatedTypes {
             let from = (s.as_ptr() as usize).wrapping_sub(object.as_ptr() as usize);
             (from.saturating_add(s.len()) <= object.len()).then_some(from..from + s.len())
         };
-        for Declared { name, ty, .. } in types {
+        for DeclaredColumn { name, ty, .. } in types {
             let (Cow::Borrowed(name), Some(Cow::Borrowed(text))) = (name, &ty.text) else { break };
             let (Some(name), Some(text)) = (offset_of(name), offset_of(text)) else { break };
             self.entries.push((name, text, ColumnType { text: None, ..ty.clone() }));
@@ -229,7 +229,7 @@ impl RepeatedTypes {
 /// borrow from each message, so the codec cannot keep them; it keeps their storage instead of
 /// allocating it per message. (Collecting an empty `into_iter` in place reuses the buffer.)
 #[allow(clippy::unnecessary_filter_map)] // `filter` would keep the lifetime; this changes it
-fn recycle<'b>(mut v: Vec<Declared<'_>>) -> Vec<Declared<'b>> {
+fn recycle<'b>(mut v: Vec<DeclaredColumn<'_>>) -> Vec<DeclaredColumn<'b>> {
     v.clear();
     v.into_iter().filter_map(|_| None).collect()
 }
@@ -284,7 +284,7 @@ impl CanalJsonCodec {
     fn decode_object_with<'a>(
         &mut self,
         cur: &mut JsonCursor<'a>,
-        types: &mut Vec<Declared<'a>>,
+        types: &mut Vec<DeclaredColumn<'a>>,
         out: &mut MessageEvents<'a>,
     ) -> FaultResult<()> {
         let object_at = cur.offset();
@@ -362,7 +362,7 @@ impl CanalJsonCodec {
     }
 
     /// Applies the `sqlType` hints to the types just read (see [`SqlTypes`]).
-    fn apply_hints(&mut self, types: &mut [Declared<'_>]) {
+    fn apply_hints(&mut self, types: &mut [DeclaredColumn<'_>]) {
         let generations = (self.mysql_types.generation, self.sql_types.generation);
         if self.hints.generations != generations {
             self.hints.generations = generations;
@@ -449,7 +449,7 @@ fn read_key_names<'a>(cur: &mut JsonCursor<'a>, out: &mut MessageEvents<'a>) -> 
     Ok(start..out.keys.len())
 }
 
-fn read_types<'a>(cur: &mut JsonCursor<'a>, types: &mut Vec<Declared<'a>>) -> FaultResult<()> {
+fn read_types<'a>(cur: &mut JsonCursor<'a>, types: &mut Vec<DeclaredColumn<'a>>) -> FaultResult<()> {
     if cur.null()? {
         return Ok(());
     }
@@ -457,7 +457,7 @@ fn read_types<'a>(cur: &mut JsonCursor<'a>, types: &mut Vec<Declared<'a>>) -> Fa
     let mut first = true;
     while let Some(name) = cur.next_key(&mut first)? {
         let text = cur.string()?;
-        types.push(Declared::new(name, column_type(text)));
+        types.push(DeclaredColumn::new(name, column_type(text)));
     }
     Ok(())
 }
@@ -481,7 +481,7 @@ fn column_type(text: Text<'_>) -> ColumnType<'_> {
 /// range to `rows`. Returns whether an array was read.
 fn read_rows<'a>(
     cur: &mut JsonCursor<'a>,
-    types: &[Declared<'a>],
+    types: &[DeclaredColumn<'a>],
     out: &mut MessageEvents<'a>,
     rows: &mut Vec<Range<usize>>,
 ) -> FaultResult<bool> {
@@ -523,14 +523,14 @@ fn read_rows<'a>(
 /// The type of every column of a message that carries no `mysqlType` at all. TiCDC and Canal
 /// always write one (and a column missing from it fails the message, as in Go); Flink's and
 /// Flink CDC's Canal-JSON writers never do, and their values are read as text.
-static UNTYPED: Declared<'static> = Declared {
+static UNTYPED: DeclaredColumn<'static> = DeclaredColumn {
     name: Cow::Borrowed(""),
     ty: ColumnType { base: MySqlType::Unknown, unsigned: false, binary: false, text: None, flags: None },
     raw_text: false,
 };
 
 /// Types and data usually list columns in the same order: try the same position first.
-fn lookup_type<'t, 'a>(types: &'t [Declared<'a>], name: &str, position: usize) -> Option<&'t Declared<'a>> {
+fn lookup_type<'t, 'a>(types: &'t [DeclaredColumn<'a>], name: &str, position: usize) -> Option<&'t DeclaredColumn<'a>> {
     match types.get(position) {
         Some(d) if same_name(d.name.as_bytes(), name) => Some(d),
         _ => types.iter().find(|d| same_name(d.name.as_bytes(), name)),
@@ -670,8 +670,8 @@ mod tests {
 
     #[test]
     fn recycled_types_keep_their_allocation() {
-        let mut v: Vec<Declared<'_>> = Vec::with_capacity(12);
-        v.push(Declared::new(Cow::Borrowed("id"), ColumnType::new(MySqlType::Int)));
+        let mut v: Vec<DeclaredColumn<'_>> = Vec::with_capacity(12);
+        v.push(DeclaredColumn::new(Cow::Borrowed("id"), ColumnType::new(MySqlType::Int)));
         assert_eq!(recycle(v).capacity(), 12);
     }
 

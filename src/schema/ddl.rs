@@ -18,15 +18,15 @@
 //!
 //! Type texts come out in TiDB's own spelling (`int(11) unsigned`, `decimal(10,2)`,
 //! `enum('a','b')`, `varbinary(16)`), the form content-compatible Canal-JSON carries, so one
-//! parser ([`TypeDescription::parse`]) reads every source.
+//! parser ([`TypeDescription::parse`](super::mysql::TypeDescription::parse)) reads every source.
 
 use sqlparser::ast::{ColumnDef, ColumnOption, DataType, EnumMember, Expr, IndexColumn, Statement, TableConstraint};
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer, Whitespace, Word};
 
-use crate::arrow::TableName;
-use crate::table::{ColumnDefinition, TableDefinition};
+use crate::schema::table::{ColumnDefinition, TableDefinition};
+use crate::schema::TableName;
 
 /// Reads a `CREATE TABLE` statement. The schema is empty when the name is not qualified.
 pub fn parse_create_table(sql: &str) -> Result<TableDefinition, String> {
@@ -500,7 +500,7 @@ fn looks_like_type(t: &Token) -> bool {
         w.quote_style.is_none()
             && !w.value.eq_ignore_ascii_case("KEY")
             && !w.value.eq_ignore_ascii_case("INDEX")
-            && crate::mysql::MySqlType::from_name(&w.value).0 != crate::mysql::MySqlType::Unknown
+            && crate::schema::mysql::MySqlType::from_name(&w.value).0 != crate::schema::mysql::MySqlType::Unknown
     })
 }
 

@@ -17,11 +17,10 @@ use arrow_schema::{DataType, Field, TimeUnit};
 use base64::Engine;
 use chrono::{DateTime, Offset, TimeZone};
 
-use super::infer::PRIMARY_KEY_KEY;
-use super::typed::MYSQL_TYPE_KEY;
-use super::ServerZone;
 use crate::event::{Column, ColumnType, Event, EventKind, MessageEvents, Value};
-use crate::mysql::{MySqlType, TypeDescription};
+use crate::schema::mapping::{MYSQL_TYPE_KEY, PRIMARY_KEY_KEY};
+use crate::schema::mysql::{MySqlType, TypeDescription};
+use crate::schema::ServerZone;
 
 /// Reads every event row of `batch` (either layout) into `out`, in row order; `rows[i]` is the
 /// batch row of `out.events[i]`. ERROR rows are left out.
@@ -510,7 +509,7 @@ fn enum_value<'a>(c: &TypedColumn<'a>, s: &'a str) -> Result<Value<'a>, String> 
     if members.is_empty() || !matches!(c.desc.base, MySqlType::Enum | MySqlType::Set) {
         return Ok(Value::Text(Cow::Borrowed(s)));
     }
-    crate::mysql::member_number(c.desc.base, members, s)
+    crate::schema::mysql::member_number(c.desc.base, members, s)
         .map(Value::UInt)
         .ok_or_else(|| format!("{s:?} is not a member, or names one its type lists twice"))
 }

@@ -4,16 +4,18 @@
 //!
 //! Every source of definitions produces a [`TableDefinition`]; the typed layout and schema
 //! inference consume it, so the contract's type mapping is applied in one place
-//! ([`crate::arrow::infer::arrow_type`]).
+//! ([`crate::schema::mapping::arrow_type`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_schema::{Field, Schema};
+use chrono::{DateTime, TimeZone};
+use chrono_tz::Tz;
 
-use crate::arrow::infer::{arrow_type, PRIMARY_KEY_KEY};
-use crate::arrow::typed::MYSQL_TYPE_KEY;
-use crate::mysql::TypeDescription;
+use crate::schema::mapping::MYSQL_TYPE_KEY;
+use crate::schema::mapping::{arrow_type, PRIMARY_KEY_KEY};
+use crate::schema::mysql::TypeDescription;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ColumnDefinition {
@@ -58,5 +60,51 @@ impl TableDefinition {
             metadata.insert(PRIMARY_KEY_KEY.to_string(), format!("[{}]", quoted.join(",")));
         }
         Schema::new(fields).with_metadata(metadata)
+    }
+}
+
+/// `db.tbl`, as users name a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableName {
+    pub schema: String,
+    pub table: String,
+}
+
+impl TableName {
+    pub fn parse(name: &str) -> Option<TableName> {
+        let (schema, table) = name.split_once('.')?;
+        let unquote = |s: &str| s.trim().trim_matches('`').to_string();
+        Some(TableName { schema: unquote(schema), table: unquote(table) })
+    }
+
+    pub(crate) fn matches(&self, schema: Option<&str>, table: Option<&str>) -> bool {
+        schema == Some(self.schema.as_str()) && table == Some(self.table.as_str())
+    }
+}
+
+/// The zone TIMESTAMP values are written in.
+#[derive(Debug, Clone, Copy)]
+pub enum ServerZone {
+    Utc,
+    Named(Tz),
+}
+
+impl ServerZone {
+    pub fn parse(name: &str) -> Option<ServerZone> {
+        match name {
+            "" | "UTC" | "utc" | "Etc/UTC" | "+00:00" => Some(ServerZone::Utc),
+            _ => name.parse::<Tz>().ok().map(ServerZone::Named),
+        }
+    }
+
+    /// Wall-clock microseconds in this zone to UTC microseconds.
+    pub(crate) fn to_utc(self, local_micros: i64) -> Option<i64> {
+        match self {
+            ServerZone::Utc => Some(local_micros),
+            ServerZone::Named(tz) => {
+                let naive = DateTime::from_timestamp_micros(local_micros)?.naive_utc();
+                Some(tz.from_local_datetime(&naive).earliest()?.timestamp_micros())
+            }
+        }
     }
 }

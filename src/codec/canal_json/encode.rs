@@ -6,7 +6,7 @@
 //! pick one fixed form so that the same events always give the same bytes:
 //! * `mysqlType` lists columns in table order (Go iterates a map);
 //! * `ts`, TiCDC's wall-clock build time, is written equal to `es` (the commit time in ms);
-//! * claim-check files are named after a hash of their content ([`crate::codec::large`]).
+//! * claim-check files are named after a hash of their content ([`crate::input::claim_check`]).
 //!
 //! Values are rendered from the column's type whatever [`Value`] variant carries them, so
 //! events read back from Arrow (text, typed numbers, ENUM names) encode like decoded ones.
@@ -15,12 +15,12 @@ use std::fmt::Write as _;
 
 use base64::Engine as _;
 
-use crate::codec::large::{claim_check_body, store_claim_check};
 use crate::codec::{float_text, Encode, EncodeOptions, LargeMessageHandle, Protocol, Record};
-use crate::ddl_action;
 use crate::error::{Fault, FaultResult};
 use crate::event::{flag, Column, Event, EventKind, MessageEvents, Value};
-use crate::mysql::{MySqlType, TypeDescription};
+use crate::input::claim_check::{claim_check_body, store_claim_check};
+use crate::schema::ddl_action;
+use crate::schema::mysql::{MySqlType, TypeDescription};
 
 /// What sarama adds to a record's key and value when TiCDC measures it against
 /// `max-message-bytes` (`common.MaxRecordOverhead`).
@@ -345,7 +345,7 @@ fn value_text(c: &Column<'_>) -> FaultResult<Option<String>> {
 
 fn member_number(c: &Column<'_>, names: &str) -> Option<String> {
     let members = TypeDescription::parse(c.ty.text.as_deref()?).members;
-    crate::mysql::member_number(c.ty.base, &members, names).map(|n| n.to_string())
+    crate::schema::mysql::member_number(c.ty.base, &members, names).map(|n| n.to_string())
 }
 
 /// The `mysqlType` entry: TiDB's full type description in content-compatible mode (when the

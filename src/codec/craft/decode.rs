@@ -1,0 +1,483 @@
+//! The Craft decoder: reads a message from both ends (version, then trailer and size tables),
+//! then its headers and each body's column groups into the event model.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use super::cursor::Cursor;
+use super::{
+    BODY_TABLE, EVENT_DDL, EVENT_RESOLVED, EVENT_ROW, FIRST_GROUP_TABLE, GROUP_NEW, GROUP_OLD, META_TABLE,
+    MIN_COLUMN_BYTES, VERSION,
+};
+use crate::codec::{Codec, Protocol};
+use crate::error::{Fault, FaultResult};
+use crate::event::{flag, ColumnType, Event, EventKind, MessageEvents, Text, Value};
+use crate::schema::mysql::MySqlType;
+
+#[derive(Default)]
+pub struct CraftCodec {
+    /// All size-table values, flat; `tables[i]` is a range into it.
+    sizes: Vec<i64>,
+    tables: Vec<Range<usize>>,
+    /// Term dictionary entries as byte spans of the dictionary text.
+    terms: Vec<Range<usize>>,
+    headers: Headers,
+    /// Value lengths of the column group being read.
+    lengths: Vec<i64>,
+    /// The buffer of [`GroupReader::described`], kept empty between messages.
+    described: Vec<GroupColumn<'static>>,
+}
+
+/// The header columns, one entry per event.
+#[derive(Default)]
+struct Headers {
+    ts: Vec<u64>,
+    kinds: Vec<u64>,
+    partitions: Vec<i64>,
+    schemas: Vec<i64>,
+    tables: Vec<i64>,
+}
+
+/// The term dictionary of one message: its text, checked as UTF-8 once, and each term's span.
+struct Terms<'t, 'a> {
+    text: &'a str,
+    spans: &'t [Range<usize>],
+}
+
+impl<'a> Terms<'_, 'a> {
+    fn get(&self, id: i64, at: usize) -> FaultResult<&'a str> {
+        let span = usize::try_from(id).ok().and_then(|i| self.spans.get(i));
+        span.and_then(|s| self.text.get(s.clone())).ok_or_else(|| {
+            Fault::new(at, format!("invalid term id {id} (the dictionary has {} terms)", self.spans.len()))
+        })
+    }
+
+    /// A header name: -1 is no name.
+    fn nullable(&self, id: i64, at: usize) -> FaultResult<Option<Text<'a>>> {
+        if id == -1 {
+            return Ok(None);
+        }
+        self.get(id, at).map(|s| Some(Cow::Borrowed(s)))
+    }
+}
+
+impl Codec for CraftCodec {
+    fn protocol(&self) -> Protocol {
+        Protocol::Craft
+    }
+
+    fn decode<'a>(&mut self, _key: Option<&'a [u8]>, value: &'a [u8], out: &mut MessageEvents<'a>) -> FaultResult<()> {
+        let mut cur = Cursor::new(value);
+        let version = cur.uvarint()?;
+        if version < VERSION {
+            return Err(Fault::new(0, format!("unexpected craft version {version}")));
+        }
+        let start = cur.offset();
+        let tables_start = self.read_size_tables(value, start)?;
+        let layout = self.layout(start, tables_start)?;
+        let text = self.read_dictionary(value, layout.bodies.end, layout.dictionary_end)?;
+        let terms = Terms { text, spans: &self.terms };
+        let n = layout.body_sizes.len();
+        let header = Cursor::window(value, start, layout.bodies.start, "headers")?;
+        let h = &mut self.headers;
+        read_headers(header, n, h)?;
+
+        let mut groups = GroupReader::new(&terms, &mut self.lengths, recycle(std::mem::take(&mut self.described)));
+        let mut body_start = layout.bodies.start;
+        for i in 0..n {
+            let body_len = self.sizes[layout.body_sizes.start + i] as usize;
+            let mut body = Cursor::window(value, body_start, body_start + body_len, "event body")?;
+            body_start += body_len;
+            let ts = h.ts[i];
+            let schema = terms.nullable(h.schemas[i], start)?;
+            let table = terms.nullable(h.tables[i], start)?;
+            match h.kinds[i] {
+                EVENT_RESOLVED => out.events.push(Event::new(EventKind::Watermark, ts)),
+                EVENT_DDL => {
+                    let action = body.uvarint()?;
+                    let len = body.count(1, "DDL query length")?;
+                    let at = body.offset();
+                    let query = utf8(body.take(len, "DDL query")?, at)?;
+                    let mut ev = Event::new(EventKind::Ddl, ts);
+                    ev.schema = schema;
+                    ev.table = table;
+                    ev.ddl = Some(Cow::Borrowed(query));
+                    ev.ddl_type = Some(Cow::Owned(action.to_string()));
+                    out.events.push(ev);
+                }
+                EVENT_ROW => {
+                    let group_sizes =
+                        self.tables.get(FIRST_GROUP_TABLE + i).map(|r| &self.sizes[r.clone()]).ok_or_else(|| {
+                            Fault::new(tables_start, format!("no column-group size table for row event {i}"))
+                        })?;
+                    let mut ev = Event::new(EventKind::Insert, ts);
+                    ev.schema = schema;
+                    ev.table = table;
+                    ev.partition_id = Some(h.partitions[i]).filter(|&p| p >= 0);
+                    if read_row(&mut body, group_sizes, &mut groups, &mut ev, out)? {
+                        out.events.push(ev);
+                    }
+                }
+                other => return Err(Fault::new(start, format!("unknown event type {other} for event {i}"))),
+            }
+        }
+        self.described = recycle(groups.described);
+        Ok(())
+    }
+}
+
+/// The allocation of `v`, emptied, for columns borrowing from another message: an empty vector
+/// collected in place keeps its buffer, and both element types have one layout.
+#[allow(clippy::unnecessary_filter_map)] // `filter` cannot change the lifetime
+fn recycle<'b>(v: Vec<GroupColumn<'_>>) -> Vec<GroupColumn<'b>> {
+    v.into_iter().filter_map(|_| None).collect()
+}
+
+/// Where the regions between the version and the size tables are, as the meta and body size
+/// tables describe them.
+struct Regions {
+    /// The event bodies, back to back (the headers run from the version to `bodies.start`).
+    bodies: Range<usize>,
+    dictionary_end: usize,
+    /// Each body's size: a range of the size values.
+    body_sizes: Range<usize>,
+}
+
+impl CraftCodec {
+    /// Checks the meta and body size tables against the bytes between the version (at `start`)
+    /// and the size tables, and lays the regions out.
+    fn layout(&self, start: usize, tables_start: usize) -> FaultResult<Regions> {
+        let fault = |reason: String| Fault::new(tables_start, reason);
+        if self.tables.len() < FIRST_GROUP_TABLE {
+            return Err(fault(format!("{} size tables, at least 2 needed", self.tables.len())));
+        }
+        let meta = &self.sizes[self.tables[META_TABLE].clone()];
+        let &[header, dictionary, ..] = meta else {
+            return Err(fault("the meta size table needs the header and dictionary sizes".into()));
+        };
+        let body_sizes = self.tables[BODY_TABLE].clone();
+        if body_sizes.is_empty() {
+            return Err(fault("message holds no events".into()));
+        }
+        let available = (tables_start - start) as u64;
+        let mut total = 0u64;
+        for (what, size) in [("header", header), ("dictionary", dictionary)]
+            .into_iter()
+            .chain(self.sizes[body_sizes.clone()].iter().map(|&s| ("body", s)))
+        {
+            let size = u64::try_from(size).map_err(|_| fault(format!("negative {what} size {size}")))?;
+            total = total.saturating_add(size);
+            if total > available {
+                return Err(fault(format!("size tables describe more than the {available} bytes before them")));
+            }
+        }
+        let body_start = start + header as usize;
+        let body_end = start + (total - dictionary as u64) as usize;
+        Ok(Regions { bodies: body_start..body_end, dictionary_end: body_end + dictionary as usize, body_sizes })
+    }
+
+    /// Reads the trailer and the size tables it points to. Returns where the tables start.
+    fn read_size_tables(&mut self, value: &[u8], start: usize) -> FaultResult<usize> {
+        self.sizes.clear();
+        self.tables.clear();
+        let (len, trailer) =
+            super::cursor::reversed_uvarint(&value[start..]).map_err(|f| Fault::new(f.offset + start, f.reason))?;
+        let trailer_at = value.len() - trailer;
+        if len > i32::MAX as u64 {
+            return Err(Fault::new(trailer_at, format!("size tables length {len} is greater than max int32")));
+        }
+        let tables_start = trailer_at.checked_sub(len as usize).filter(|&s| s >= start).ok_or_else(|| {
+            Fault::new(trailer_at, format!("size tables of {len} bytes do not fit before the trailer"))
+        })?;
+        let mut cur = Cursor::window(value, tables_start, trailer_at, "size tables")?;
+        while !cur.is_empty() {
+            let count = cur.count(1, "size table length")?;
+            let from = self.sizes.len();
+            let mut last = 0i64;
+            for j in 0..count {
+                let v = cur.varint()?;
+                last = if j == 0 { v } else { last.wrapping_add(v) };
+                self.sizes.push(last);
+            }
+            self.tables.push(from..self.sizes.len());
+        }
+        Ok(tables_start)
+    }
+
+    /// Reads the term dictionary in `value[start..end)` (empty when the range is), returning its
+    /// text; the spans of its terms are left in `self.terms`.
+    fn read_dictionary<'a>(&mut self, value: &'a [u8], start: usize, end: usize) -> FaultResult<&'a str> {
+        self.terms.clear();
+        if start == end {
+            return Ok("");
+        }
+        let mut cur = Cursor::window(value, start, end, "term dictionary")?;
+        let count = cur.count(1, "term count")?;
+        let mut total = 0usize;
+        for _ in 0..count {
+            let len = cur.count(0, "term length")?;
+            self.terms.push(total..total + len);
+            total += len;
+        }
+        let at = cur.offset();
+        let bytes = cur.take(total, "term dictionary text")?;
+        let text = utf8(bytes, at)?;
+        if let Some(bad) = self.terms.iter().find(|s| !text.is_char_boundary(s.start)) {
+            return Err(Fault::new(at + bad.start, "term splits a UTF-8 character"));
+        }
+        Ok(text)
+    }
+}
+
+/// Reads the column groups of one row event into `out`, setting the event's kind, images
+/// and keys. Returns false for a row event without column groups: an empty row change, which
+/// TiCDC v5.2.0 wrote for transactions whose changes cancel out (`newRowChangedMessage`); it has
+/// no event.
+fn read_row<'a>(
+    body: &mut Cursor<'a>,
+    group_sizes: &[i64],
+    reader: &mut GroupReader<'_, 'a>,
+    ev: &mut Event<'a>,
+    out: &mut MessageEvents<'a>,
+) -> FaultResult<bool> {
+    let mut groups = group_sizes.iter();
+    while !body.is_empty() {
+        let at = body.offset();
+        let Some(&size) = groups.next() else {
+            return Err(Fault::new(at, "row body holds more column groups than its size table lists"));
+        };
+        let size = usize::try_from(size).map_err(|_| Fault::new(at, "negative column group size"))?;
+        let mut group = body.split(size, "column group")?;
+        let kind = group.u8()?;
+        let slot = match kind {
+            GROUP_NEW => &mut ev.after,
+            GROUP_OLD => &mut ev.before,
+            other => return Err(Fault::new(at, format!("unknown column group type {other}"))),
+        };
+        if slot.is_some() {
+            return Err(Fault::new(at, format!("column group type {kind} appears twice in one row")));
+        }
+        let columns = reader.read(&mut group, out)?;
+        if !group.is_empty() {
+            return Err(group.fault("column group has trailing bytes"));
+        }
+        *slot = Some(columns);
+    }
+    ev.kind = match (&ev.after, &ev.before) {
+        (Some(after), Some(before)) => {
+            out.check_image_types(after, before)?;
+            EventKind::Update
+        }
+        (Some(_), None) => EventKind::Insert,
+        (None, Some(_)) => EventKind::Delete,
+        (None, None) => return Ok(false),
+    };
+    let described = ev.after.clone().or(ev.before.clone()).unwrap_or_default();
+    let keys_from = out.keys.len();
+    for c in &out.columns[described] {
+        if c.ty.flags.is_some_and(|f| f & flag::HANDLE_KEY != 0) {
+            out.keys.push(c.name.clone());
+        }
+    }
+    ev.keys = keys_from..out.keys.len();
+    Ok(true)
+}
+
+fn read_headers(mut cur: Cursor<'_>, n: usize, h: &mut Headers) -> FaultResult<()> {
+    // Five chunks of n values, each value at least one byte.
+    if n.saturating_mul(5) > cur.remaining() {
+        return Err(cur.fault(format!("headers of {} bytes cannot hold {n} events", cur.remaining())));
+    }
+    h.ts.clear();
+    let mut last = 0u64;
+    for i in 0..n {
+        let v = cur.uvarint()?;
+        last = if i == 0 { v } else { last.wrapping_add(v) };
+        h.ts.push(last);
+    }
+    h.kinds.clear();
+    for _ in 0..n {
+        h.kinds.push(cur.uvarint()?);
+    }
+    for chunk in [&mut h.partitions, &mut h.schemas, &mut h.tables] {
+        delta_varints(&mut cur, n, chunk)?;
+    }
+    Ok(())
+}
+
+/// A delta varint chunk of `n` values (signed deltas, wrapping like Go's int64).
+fn delta_varints(cur: &mut Cursor<'_>, n: usize, out: &mut Vec<i64>) -> FaultResult<()> {
+    out.clear();
+    let mut last = 0i64;
+    for i in 0..n {
+        let v = cur.varint()?;
+        last = if i == 0 { v } else { last.wrapping_add(v) };
+        out.push(last);
+    }
+    Ok(())
+}
+
+/// Reads the column groups of one message. The rows of a table in one message describe their
+/// columns with the same bytes (names as term ids of the message's dictionary, types, flags), so
+/// a group whose description repeats the last one's byte for byte reuses what was read from it:
+/// only its values are read.
+struct GroupReader<'t, 'a> {
+    terms: &'t Terms<'t, 'a>,
+    /// Value lengths of the group being read.
+    lengths: &'t mut Vec<i64>,
+    /// The columns the last description read describes, and where in the message it was.
+    described: Vec<GroupColumn<'a>>,
+    description: Range<usize>,
+}
+
+/// A column as a group's description gives it.
+#[derive(Clone, Copy)]
+struct GroupColumn<'a> {
+    name: &'a str,
+    base: MySqlType,
+    flags: u64,
+}
+
+impl<'t, 'a> GroupReader<'t, 'a> {
+    fn new(terms: &'t Terms<'t, 'a>, lengths: &'t mut Vec<i64>, described: Vec<GroupColumn<'a>>) -> Self {
+        GroupReader { terms, lengths, described, description: 0..0 }
+    }
+
+    /// Reads one column group (after its type byte) into `out.columns`, returning its range.
+    fn read(&mut self, cur: &mut Cursor<'a>, out: &mut MessageEvents<'a>) -> FaultResult<Range<usize>> {
+        let m = cur.count(MIN_COLUMN_BYTES, "column count")?;
+        let repeated =
+            !self.description.is_empty() && self.described.len() == m && cur.skip_repeat(self.description.clone());
+        if !repeated {
+            let at = cur.offset();
+            self.read_description(cur, m)?;
+            self.description = at..cur.offset();
+        }
+        // Values: a nullable bytes chunk (varint lengths, -1 = NULL, then the bytes back to back).
+        let lengths = &mut *self.lengths;
+        lengths.clear();
+        for _ in 0..m {
+            let at = cur.offset();
+            let len = cur.varint()?;
+            if len < -1 || len > i32::MAX as i64 {
+                return Err(Fault::new(at, format!("invalid value length {len}")));
+            }
+            lengths.push(len);
+        }
+        let from = out.columns.len();
+        for (d, &len) in self.described.iter().zip(lengths.iter()) {
+            let at = cur.offset();
+            // Filled in place (see `MessageEvents::push_column`).
+            let c = out.push_column();
+            c.name = Cow::Borrowed(d.name);
+            c.ty = ColumnType {
+                base: d.base,
+                unsigned: d.flags & flag::UNSIGNED != 0,
+                binary: d.flags & flag::BINARY != 0 && d.base.is_string(),
+                text: None,
+                flags: Some(d.flags),
+            };
+            c.at = at;
+            if len != -1 {
+                let bytes = cur.take(len as usize, "column value")?;
+                decode_value(&c.ty, bytes, at, &mut c.value)?;
+            }
+        }
+        Ok(from..out.columns.len())
+    }
+
+    /// Reads the name, type and flag chunks of `m` columns into `self.described`.
+    fn read_description(&mut self, cur: &mut Cursor<'a>, m: usize) -> FaultResult<()> {
+        let described = &mut self.described;
+        described.clear();
+        // Names: a delta varint chunk of term ids.
+        let mut id = 0i64;
+        for j in 0..m {
+            let at = cur.offset();
+            let v = cur.varint()?;
+            id = if j == 0 { v } else { id.wrapping_add(v) };
+            described.push(GroupColumn { name: self.terms.get(id, at)?, base: MySqlType::Unknown, flags: 0 });
+        }
+        for d in described.iter_mut() {
+            d.base = base_type(cur.uvarint()?);
+        }
+        for d in described.iter_mut() {
+            d.flags = cur.uvarint()?;
+        }
+        Ok(())
+    }
+}
+
+/// The base type of a wire type code. 0 is TiDB's "unspecified" (not MySQL's old DECIMAL), whose
+/// values Go reads as NULL.
+fn base_type(code: u64) -> MySqlType {
+    if code == 0 {
+        MySqlType::Unknown
+    } else {
+        MySqlType::from_code(code)
+    }
+}
+
+/// A column value from its bytes in the values chunk (`craft.md` §4), stored into `out`. (Stored
+/// rather than returned: a returned `Result<Value, _>` travels through memory, and the caller's
+/// copy of it stalled on store forwarding once per value.)
+fn decode_value<'a>(ty: &ColumnType<'a>, bytes: &'a [u8], at: usize, out: &mut Value<'a>) -> FaultResult<()> {
+    use MySqlType as T;
+    let mut cur = Cursor::window(bytes, 0, bytes.len(), "value")?;
+    let whole = |cur: &Cursor<'_>| {
+        if cur.is_empty() {
+            Ok(())
+        } else {
+            Err(Fault::new(at + cur.offset(), "trailing bytes after a number value"))
+        }
+    };
+    let relocate = |f: Fault| Fault::new(at + f.offset, f.reason);
+    match ty.base {
+        T::TinyInt | T::SmallInt | T::MediumInt | T::Int | T::BigInt if ty.unsigned => {
+            *out = Value::UInt(cur.uvarint().map_err(relocate)?);
+            whole(&cur)
+        }
+        T::TinyInt | T::SmallInt | T::MediumInt | T::Int | T::BigInt | T::Year => {
+            *out = Value::Int(cur.varint().map_err(relocate)?);
+            whole(&cur)
+        }
+        T::Enum | T::Set | T::Bit => {
+            *out = Value::UInt(cur.uvarint().map_err(relocate)?);
+            whole(&cur)
+        }
+        T::Float => {
+            let f = cur.f64().map_err(relocate)?;
+            *out = if (f as f32) as f64 == f { Value::Float32(f as f32) } else { Value::Float64(f) };
+            whole(&cur)
+        }
+        T::Double => {
+            *out = Value::Float64(cur.f64().map_err(relocate)?);
+            whole(&cur)
+        }
+        T::Char | T::VarChar | T::TinyText | T::Text | T::MediumText | T::LongText if ty.binary => {
+            *out = Value::Bytes(Cow::Borrowed(bytes));
+            Ok(())
+        }
+        T::Date
+        | T::DateTime
+        | T::Timestamp
+        | T::Time
+        | T::Json
+        | T::Decimal
+        | T::Vector
+        | T::Char
+        | T::VarChar
+        | T::TinyText
+        | T::Text
+        | T::MediumText
+        | T::LongText => {
+            *out = Value::Text(Cow::Borrowed(utf8(bytes, at)?));
+            Ok(())
+        }
+        T::Null | T::Geometry | T::Unknown => Ok(()),
+    }
+}
+
+fn utf8(bytes: &[u8], at: usize) -> FaultResult<&str> {
+    crate::utf8::check(bytes).map_err(|valid| Fault::new(at + valid, "invalid UTF-8 in text"))
+}
