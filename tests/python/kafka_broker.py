@@ -54,6 +54,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def cluster_id() -> str:
+    """A random KRaft cluster id: a UUID in URL-safe base64. Like Kafka's `Uuid.randomUuid`, it
+    never starts with `-`, which `kafka-storage format -t` would read as an option (one id in 64)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not text.startswith("-"):
+            return text
+
+
 class KafkaBroker:
     """A running single-node broker: `bootstrap` is "127.0.0.1:PORT"."""
 
@@ -94,9 +103,8 @@ class KafkaBroker:
         )
         log4j = workdir / "log4j2.properties"
         log4j.write_text(LOG4J)
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         subprocess.run(
-            cls.java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)),
+            cls.java("kafka.tools.StorageTool", "format", "-t", cluster_id(), "-c", str(config)),
             check=True, capture_output=True, timeout=timeout,
         )
         with open(workdir / "broker.log", "wb") as log:
