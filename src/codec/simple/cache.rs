@@ -273,12 +273,7 @@ impl State {
     pub fn take_settled(&mut self, origin: MessageOrigin, out: &mut Vec<HeldMessage>) -> bool {
         let held_now = self.waiting.back_mut().filter(|w| w.origin.is_none()).map(|last| last.origin = Some(origin));
         // A row held by this very message and dropped at once by the bound has no origin yet.
-        out.extend(self.settled.drain(..).map(|(w, failure)| HeldMessage {
-            origin: w.origin.unwrap_or(origin),
-            key: w.key,
-            value: w.value,
-            failure,
-        }));
+        self.hand_over_settled(origin, out);
         held_now.is_some()
     }
 
@@ -288,8 +283,14 @@ impl State {
             let reason = format!("row of {}.{}: schema version {} never arrived", w.schema, w.table, w.version);
             self.expire(w, reason);
         }
+        self.hand_over_settled(MessageOrigin { batch: 0, message: 0 }, out);
+    }
+
+    /// Moves the rows whose wait ended into `out`; a row not yet tagged with its origin gets
+    /// `untagged`.
+    fn hand_over_settled(&mut self, untagged: MessageOrigin, out: &mut Vec<HeldMessage>) {
         out.extend(self.settled.drain(..).map(|(w, failure)| HeldMessage {
-            origin: w.origin.unwrap_or(MessageOrigin { batch: 0, message: 0 }),
+            origin: w.origin.unwrap_or(untagged),
             key: w.key,
             value: w.value,
             failure,
