@@ -199,9 +199,7 @@ fn envelope_rows(out: &[RecordBatch]) -> Vec<String> {
                 (0..k.len()).map(|i| (k.value(i).to_string(), v.is_valid(i).then(|| v.value(i).to_string()))).collect(),
             )
         };
-        let image = |name: &str, row: usize| -> Option<Vec<(String, Option<String>)>> {
-            let types: HashMap<String, String> =
-                map_pairs("_types", row).unwrap_or_default().into_iter().filter_map(|(k, t)| Some((k, t?))).collect();
+        let image = |name: &str, row: usize, types: &HashMap<String, String>| {
             let mut pairs = map_pairs(name, row)?;
             for (column, value) in &mut pairs {
                 if let (Some(v), Some(t)) = (value.as_mut(), types.get(column)) {
@@ -219,14 +217,16 @@ fn envelope_rows(out: &[RecordBatch]) -> Vec<String> {
             if !matches!(op, "INSERT" | "UPDATE" | "DELETE") || stand_in.value(row) || claim[row].is_some() {
                 continue;
             }
-            let before = image("_before", row);
+            let types: HashMap<String, String> =
+                map_pairs("_types", row).unwrap_or_default().into_iter().filter_map(|(k, t)| Some((k, t?))).collect();
+            let before = image("_before", row, &types);
             rows.push(format!(
                 "{} ts={:?} {:?}.{:?} after={:?} before={before:?}",
                 same_op(op, before.is_some()),
                 ts[row],
                 schemas[row],
                 tables[row],
-                image("_after", row),
+                image("_after", row, &types),
             ));
         }
     }
