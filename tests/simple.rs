@@ -993,3 +993,42 @@ fn a_value_the_announced_schema_lacks_is_refused() {
         assert!(fault.reason.contains("column big: not in the table schema of version"), "{}", fault.reason);
     }
 }
+
+#[test]
+fn an_integer_a_float_column_cannot_hold_is_refused_by_avro() {
+    // Avro writes FLOAT as a binary float and DOUBLE as a double: an integer either would round
+    // is refused, as a fraction is for an integer column; one it holds exactly is written.
+    let table = Table::new(own_schema());
+    let encode = |ratio: Value<'static>, score: Value<'static>| {
+        let mut values = sample_values(1);
+        values[4] = ratio;
+        values[5] = score;
+        let row = own_row(&table, values, EventKind::Insert);
+        let mut encoder =
+            Protocol::SimpleAvro.encoder(&EncodeOptions { build_ts: Some(BUILD_TS), ..Default::default() }).unwrap();
+        encoder.encode(&row, &row.events[0], &mut Vec::new())
+    };
+    encode(Value::UInt(1 << 24), Value::Int(-(1 << 53))).unwrap();
+    for (ratio, score) in [
+        (Value::UInt(18446744073642296637), Value::Null),
+        (Value::Int((1 << 24) + 1), Value::Null),
+        (Value::Null, Value::Int((1 << 53) + 1)),
+        (Value::Null, Value::Int(i64::MAX)),
+    ] {
+        let fault = encode(ratio, score).unwrap_err();
+        assert!(fault.reason.contains("a number the column's float type holds exactly"), "{}", fault.reason);
+    }
+}
+
+#[test]
+fn a_failed_schema_message_teaches_the_cache_nothing() {
+    // A BOOTSTRAP with bytes after its end fails whole: the row after it must still wait for
+    // its schema rather than decode against the one the failed message carried.
+    let (mut bootstrap, insert) = own_stream(Protocol::SimpleAvro);
+    bootstrap.push(0);
+    let mut codec = codec(Protocol::SimpleAvro, false);
+    let got = decode_stream(codec.as_mut(), &[bootstrap]);
+    assert!(matches!(got, Err((0, ref reason)) if reason.contains("data after the message")), "{got:?}");
+    let got = decode_stream(codec.as_mut(), &[insert]).unwrap();
+    assert!(matches!(got[..], [Got::Held]), "the row waits for its schema: {got:?}");
+}

@@ -220,6 +220,7 @@ impl AvroDecoder {
         if payload != kind {
             return Err(Fault::new(payload_at, format!("payload branch {payload} does not match message type {kind}")));
         }
+        let mut learnt = Vec::new();
         let outcome = match payload {
             0 => {
                 cur.int()?;
@@ -235,7 +236,7 @@ impl AvroDecoder {
                 let mut event = schema_event(EventKind::Bootstrap, 0, &schema);
                 event.table_schema = Some(Cow::Owned(schema.to_json()));
                 out.events.push(event);
-                state.learn(schema);
+                learnt.push(schema);
                 Outcome::Decoded
             }
             2 => {
@@ -257,18 +258,18 @@ impl AvroDecoder {
                 event.ddl = Some(Cow::Borrowed(sql));
                 event.ddl_type = Some(Cow::Borrowed(kind));
                 out.events.push(event);
-                if let Some(pre) = pre {
-                    state.learn(pre);
-                }
-                if let Some(schema) = schema {
-                    state.learn(schema);
-                }
+                learnt.extend(pre);
+                learnt.extend(schema);
                 Outcome::Decoded
             }
             _ => self.read_dml(&mut cur, state, out)?,
         };
         if !cur.at_end() {
             return Err(cur.fault("data after the message"));
+        }
+        // Only a message read to its end may teach the cache a schema.
+        for schema in learnt {
+            state.learn(schema);
         }
         Ok(outcome)
     }

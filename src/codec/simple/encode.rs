@@ -637,6 +637,31 @@ fn float_of(c: &Column<'_>) -> FaultResult<f64> {
     Ok(v)
 }
 
+#[derive(Clone, Copy)]
+enum Precision {
+    Single,
+    Double,
+}
+
+/// A float column's value for Avro's binary float or double: an integer the type cannot hold
+/// exactly is refused rather than rounded, as a fraction is refused for an integer column.
+fn exact_float(c: &Column<'_>, precision: Precision) -> FaultResult<f64> {
+    let whole = match c.value {
+        Value::Int(v) => v as i128,
+        Value::UInt(v) => v as i128,
+        _ => return float_of(c),
+    };
+    let held = match precision {
+        Precision::Single => whole as f32 as i128 == whole,
+        Precision::Double => whole as f64 as i128 == whole,
+    };
+    if held {
+        Ok(whole as f64)
+    } else {
+        Err(not_a(c, "a number the column's float type holds exactly"))
+    }
+}
+
 fn not_a(c: &Column<'_>, what: &str) -> Fault {
     Fault::new(c.at, format!("column {}: value is not {what}", c.name))
 }
@@ -722,11 +747,11 @@ fn write_avro_value(out: &mut Vec<u8>, c: &Column<'_>, tz: &str) -> FaultResult<
         }
         Float => {
             write_long(out, 2);
-            out.extend_from_slice(&(float_of(c)? as f32).to_le_bytes());
+            out.extend_from_slice(&(exact_float(c, Precision::Single)? as f32).to_le_bytes());
         }
         Double => {
             write_long(out, 3);
-            out.extend_from_slice(&float_of(c)?.to_le_bytes());
+            out.extend_from_slice(&exact_float(c, Precision::Double)?.to_le_bytes());
         }
         _ if is_binary_string(&c.ty) => {
             write_long(out, 5);
