@@ -13,6 +13,7 @@ pub(crate) mod envelope;
 pub mod infer;
 pub(crate) mod meta_columns;
 pub mod read_events;
+pub(crate) mod sink;
 pub(crate) mod typed;
 pub(crate) mod views;
 

@@ -1,19 +1,19 @@
 //! The typed layout: one table's columns with real Arrow types, then `_before`, a struct of the
 //! same columns holding the old row of an UPDATE.
 //!
-//! Each value is checked, converted and appended to its column's builder in one step. A value that
-//! does not fit its column fails the whole message, with nothing of it kept: the rows already
-//! appended for the message are completed with nulls and dropped when the batch finishes (a
-//! filter over the finished columns, paid only by batches that had such a message).
+//! Each value is checked, converted and appended to its column's sink in one step. A value that
+//! does not fit its column fails the whole message, with nothing of it kept: every sink is cut
+//! back to the rows before the message.
 
 use std::sync::Arc;
 
-use arrow_array::builder::*;
-use arrow_array::{ArrayRef, BooleanArray, StructArray};
+use arrow_array::types::*;
+use arrow_array::{ArrayRef, StructArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, FieldRef, Fields, TimeUnit};
 use rustc_hash::FxHashMap;
 
+use super::sink::{BooleanSink, PrimitiveSink, RunSink, Vector};
 use super::views::ViewBuilder;
 use super::Layout;
 use crate::error::{Fault, FaultResult};
@@ -91,61 +91,83 @@ fn enum_members(ty: &TypeDescription) -> Option<(MySqlType, Vec<String>)> {
         .then(|| (ty.base, ty.members.clone()))
 }
 
-enum ColumnBuilder {
-    Bool(BooleanBuilder),
-    Int8(Int8Builder),
-    Int16(Int16Builder),
-    Int32(Int32Builder),
-    Int64(Int64Builder),
-    Decimal(Decimal128Builder),
-    Float32(Float32Builder),
-    Float64(Float64Builder),
-    Date(Date32Builder),
-    Timestamp(TimestampMicrosecondBuilder),
-    Time(DurationMicrosecondBuilder),
-    Text(StringBuilder),
-    Binary(BinaryBuilder),
+/// A column being built: one sink per Arrow type (see [`super::sink`]).
+enum ColumnSink {
+    Bool(BooleanSink),
+    Int8(PrimitiveSink<Int8Type>),
+    Int16(PrimitiveSink<Int16Type>),
+    Int32(PrimitiveSink<Int32Type>),
+    Int64(PrimitiveSink<Int64Type>),
+    Decimal(PrimitiveSink<Decimal128Type>),
+    Float32(PrimitiveSink<Float32Type>),
+    Float64(PrimitiveSink<Float64Type>),
+    Date(PrimitiveSink<Date32Type>),
+    Timestamp(PrimitiveSink<TimestampMicrosecondType>),
+    Time(PrimitiveSink<DurationMicrosecondType>),
+    Text(RunSink<Utf8Type>),
+    Binary(RunSink<BinaryType>),
     TextView(ViewBuilder<str>),
     BinaryView(ViewBuilder<[u8]>),
-    Vector(ListBuilder<Float32Builder>),
+    Vector(RunSink<Vector>),
 }
 
-impl ColumnBuilder {
-    fn new(spec: &ColumnSpec) -> ColumnBuilder {
-        ColumnBuilder::with_capacity(spec, 0, 0)
+/// Calls the same method on whichever sink `$sink` holds.
+macro_rules! each_sink {
+    ($sink:expr, $s:ident => $call:expr) => {
+        match $sink {
+            ColumnSink::Bool($s) => $call,
+            ColumnSink::Int8($s) => $call,
+            ColumnSink::Int16($s) => $call,
+            ColumnSink::Int32($s) => $call,
+            ColumnSink::Int64($s) => $call,
+            ColumnSink::Decimal($s) => $call,
+            ColumnSink::Float32($s) => $call,
+            ColumnSink::Float64($s) => $call,
+            ColumnSink::Date($s) => $call,
+            ColumnSink::Timestamp($s) => $call,
+            ColumnSink::Time($s) => $call,
+            ColumnSink::Text($s) => $call,
+            ColumnSink::Binary($s) => $call,
+            ColumnSink::TextView($s) => $call,
+            ColumnSink::BinaryView($s) => $call,
+            ColumnSink::Vector($s) => $call,
+        }
+    };
+}
+
+impl ColumnSink {
+    fn new(spec: &ColumnSpec) -> ColumnSink {
+        ColumnSink::with_capacity(spec, 0, 0)
     }
 
-    /// A builder with room for `rows` values and, for utf8/binary columns, `bytes` of them.
-    fn with_capacity(spec: &ColumnSpec, rows: usize, bytes: usize) -> ColumnBuilder {
-        match (&spec.target, spec.field.data_type()) {
-            (Target::Bool, _) => ColumnBuilder::Bool(BooleanBuilder::with_capacity(rows)),
-            (Target::Int8, _) => ColumnBuilder::Int8(Int8Builder::with_capacity(rows)),
-            (Target::Int16, _) => ColumnBuilder::Int16(Int16Builder::with_capacity(rows)),
-            (Target::Int32, _) => ColumnBuilder::Int32(Int32Builder::with_capacity(rows)),
-            (Target::Int64, _) => ColumnBuilder::Int64(Int64Builder::with_capacity(rows)),
-            (Target::Decimal { .. }, dt) => {
-                ColumnBuilder::Decimal(Decimal128Builder::with_capacity(rows).with_data_type(dt.clone()))
-            }
-            (Target::Float32, _) => ColumnBuilder::Float32(Float32Builder::with_capacity(rows)),
-            (Target::Float64, _) => ColumnBuilder::Float64(Float64Builder::with_capacity(rows)),
-            (Target::Date, _) => ColumnBuilder::Date(Date32Builder::with_capacity(rows)),
-            (Target::DateTime | Target::Timestamp, dt) => {
-                ColumnBuilder::Timestamp(TimestampMicrosecondBuilder::with_capacity(rows).with_data_type(dt.clone()))
-            }
-            (Target::Time, _) => ColumnBuilder::Time(DurationMicrosecondBuilder::with_capacity(rows)),
-            (Target::Text, DataType::Utf8View) => ColumnBuilder::TextView(ViewBuilder::with_capacity(rows)),
-            (Target::Text, _) => ColumnBuilder::Text(StringBuilder::with_capacity(rows, bytes)),
-            (Target::Binary, DataType::BinaryView) => ColumnBuilder::BinaryView(ViewBuilder::with_capacity(rows)),
-            (Target::Binary, _) => ColumnBuilder::Binary(BinaryBuilder::with_capacity(rows, bytes)),
-            (Target::Vector, _) => ColumnBuilder::Vector(ListBuilder::with_capacity(Float32Builder::new(), rows)),
+    /// A sink with room for `rows` values and, for utf8/binary columns, `bytes` of them.
+    fn with_capacity(spec: &ColumnSpec, rows: usize, bytes: usize) -> ColumnSink {
+        let dt = spec.field.data_type().clone();
+        match (&spec.target, &dt) {
+            (Target::Bool, _) => ColumnSink::Bool(BooleanSink::with_capacity(rows)),
+            (Target::Int8, _) => ColumnSink::Int8(PrimitiveSink::with_capacity(dt, rows)),
+            (Target::Int16, _) => ColumnSink::Int16(PrimitiveSink::with_capacity(dt, rows)),
+            (Target::Int32, _) => ColumnSink::Int32(PrimitiveSink::with_capacity(dt, rows)),
+            (Target::Int64, _) => ColumnSink::Int64(PrimitiveSink::with_capacity(dt, rows)),
+            (Target::Decimal { .. }, _) => ColumnSink::Decimal(PrimitiveSink::with_capacity(dt, rows)),
+            (Target::Float32, _) => ColumnSink::Float32(PrimitiveSink::with_capacity(dt, rows)),
+            (Target::Float64, _) => ColumnSink::Float64(PrimitiveSink::with_capacity(dt, rows)),
+            (Target::Date, _) => ColumnSink::Date(PrimitiveSink::with_capacity(dt, rows)),
+            (Target::DateTime | Target::Timestamp, _) => ColumnSink::Timestamp(PrimitiveSink::with_capacity(dt, rows)),
+            (Target::Time, _) => ColumnSink::Time(PrimitiveSink::with_capacity(dt, rows)),
+            (Target::Text, DataType::Utf8View) => ColumnSink::TextView(ViewBuilder::with_capacity(rows)),
+            (Target::Text, _) => ColumnSink::Text(RunSink::with_capacity(rows, bytes)),
+            (Target::Binary, DataType::BinaryView) => ColumnSink::BinaryView(ViewBuilder::with_capacity(rows)),
+            (Target::Binary, _) => ColumnSink::Binary(RunSink::with_capacity(rows, bytes)),
+            (Target::Vector, _) => ColumnSink::Vector(RunSink::with_capacity(rows, 0)),
         }
     }
 
-    /// The bytes held by a utf8/binary builder (0 for the others).
+    /// The bytes held by a utf8/binary sink (0 for the others).
     fn value_bytes(&self) -> usize {
         match self {
-            ColumnBuilder::Text(b) => b.values_slice().len(),
-            ColumnBuilder::Binary(b) => b.values_slice().len(),
+            ColumnSink::Text(b) => b.items_len(),
+            ColumnSink::Binary(b) => b.items_len(),
             _ => 0,
         }
     }
@@ -156,30 +178,12 @@ impl ColumnBuilder {
     fn finish_and_presize(&mut self, spec: &ColumnSpec) -> ArrayRef {
         let (rows, bytes) = (self.len(), self.value_bytes());
         let array = self.finish();
-        *self = ColumnBuilder::with_capacity(spec, rows, bytes);
+        *self = ColumnSink::with_capacity(spec, rows, bytes);
         array
     }
 
     fn len(&self) -> usize {
-        use ColumnBuilder as B;
-        match self {
-            B::Bool(b) => b.len(),
-            B::Int8(b) => b.len(),
-            B::Int16(b) => b.len(),
-            B::Int32(b) => b.len(),
-            B::Int64(b) => b.len(),
-            B::Decimal(b) => b.len(),
-            B::Float32(b) => b.len(),
-            B::Float64(b) => b.len(),
-            B::Date(b) => b.len(),
-            B::Timestamp(b) => b.len(),
-            B::Time(b) => b.len(),
-            B::Text(b) => b.len(),
-            B::Binary(b) => b.len(),
-            B::TextView(b) => b.len(),
-            B::BinaryView(b) => b.len(),
-            B::Vector(b) => b.len(),
-        }
+        each_sink!(self, s => s.len())
     }
 
     fn append_null(&mut self) {
@@ -187,47 +191,15 @@ impl ColumnBuilder {
     }
 
     fn append_nulls(&mut self, n: usize) {
-        use ColumnBuilder as B;
-        match self {
-            B::Bool(b) => b.append_nulls(n),
-            B::Int8(b) => b.append_nulls(n),
-            B::Int16(b) => b.append_nulls(n),
-            B::Int32(b) => b.append_nulls(n),
-            B::Int64(b) => b.append_nulls(n),
-            B::Decimal(b) => b.append_nulls(n),
-            B::Float32(b) => b.append_nulls(n),
-            B::Float64(b) => b.append_nulls(n),
-            B::Date(b) => b.append_nulls(n),
-            B::Timestamp(b) => b.append_nulls(n),
-            B::Time(b) => b.append_nulls(n),
-            B::Text(b) => b.append_nulls(n),
-            B::Binary(b) => b.append_nulls(n),
-            B::TextView(b) => b.append_nulls(n),
-            B::BinaryView(b) => b.append_nulls(n),
-            B::Vector(b) => b.append_nulls(n),
-        }
+        each_sink!(self, s => s.append_nulls(n))
+    }
+
+    fn truncate(&mut self, len: usize) {
+        each_sink!(self, s => s.truncate(len))
     }
 
     fn finish(&mut self) -> ArrayRef {
-        use ColumnBuilder as B;
-        match self {
-            B::Bool(b) => Arc::new(b.finish()),
-            B::Int8(b) => Arc::new(b.finish()),
-            B::Int16(b) => Arc::new(b.finish()),
-            B::Int32(b) => Arc::new(b.finish()),
-            B::Int64(b) => Arc::new(b.finish()),
-            B::Decimal(b) => Arc::new(b.finish()),
-            B::Float32(b) => Arc::new(b.finish()),
-            B::Float64(b) => Arc::new(b.finish()),
-            B::Date(b) => Arc::new(b.finish()),
-            B::Timestamp(b) => Arc::new(b.finish()),
-            B::Time(b) => Arc::new(b.finish()),
-            B::Text(b) => Arc::new(b.finish()),
-            B::Binary(b) => Arc::new(b.finish()),
-            B::TextView(b) => b.finish(),
-            B::BinaryView(b) => b.finish(),
-            B::Vector(b) => Arc::new(b.finish()),
-        }
+        each_sink!(self, s => s.finish())
     }
 }
 
@@ -239,23 +211,23 @@ struct Scratch {
 }
 
 /// Checks and converts `column`'s value for the column `spec` describes and appends it to
-/// `builder`, which is `spec`'s. Nothing is appended when the value does not fit.
+/// `sink`, which is `spec`'s. Nothing is appended when the value does not fit.
 fn append_value(
     spec: &ColumnSpec,
-    builder: &mut ColumnBuilder,
+    sink: &mut ColumnSink,
     column: &Column<'_>,
     zone: ServerZone,
     stats: &mut TypedStats,
     scratch: &mut Scratch,
 ) -> FaultResult<()> {
-    use ColumnBuilder as B;
+    use ColumnSink as B;
     let fail = |what: &str| {
         Fault::new(column.at, format!("column {}: {what} does not fit {}", column.name, spec.field.data_type()))
     };
     let value = &column.value;
     let bad = || fail(&describe(value));
     if value.is_null() {
-        builder.append_null();
+        sink.append_null();
         return Ok(());
     }
     let text = || match value {
@@ -269,7 +241,7 @@ fn append_value(
         }};
     }
     let zero_date = |stats: &mut TypedStats| stats.zero_dates += 1;
-    match builder {
+    match sink {
         B::Bool(b) => b.append_value(integer(value).ok_or_else(bad)? != 0),
         B::Int8(b) => int!(b, i8),
         B::Int16(b) => int!(b, i16),
@@ -296,7 +268,7 @@ fn append_value(
             Some(Some(d)) => b.append_value(mysql::days_from_civil(d.year, d.month, d.day) as i32),
             Some(None) => {
                 zero_date(stats);
-                b.append_null()
+                b.append_nulls(1)
             }
             None => return Err(fail("date")),
         },
@@ -305,28 +277,27 @@ fn append_value(
             Some(Some(local)) => b.append_value(zone.to_utc(local).ok_or_else(|| fail("time"))?),
             Some(None) => {
                 zero_date(stats);
-                b.append_null()
+                b.append_nulls(1)
             }
             None => return Err(fail("date-time")),
         },
         B::Time(b) => b.append_value(mysql::parse_time_micros(text()?).ok_or_else(|| fail("time"))?),
         B::Text(b) => {
             let s = text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(column))?;
-            super::ensure_room(spec.field.name(), b.values_slice().len(), s.len())?;
-            b.append_value(s)
+            super::ensure_room(spec.field.name(), b.items_len(), s.len())?;
+            b.append_value(s)?
         }
         B::TextView(b) => b.append(text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(column))?)?,
         B::Binary(b) => {
             let bytes = bytes_of(value).ok_or_else(bad)?;
-            super::ensure_room(spec.field.name(), b.values_slice().len(), bytes.len())?;
-            b.append_value(bytes)
+            super::ensure_room(spec.field.name(), b.items_len(), bytes.len())?;
+            b.append_value(bytes)?
         }
         B::BinaryView(b) => b.append(bytes_of(value).ok_or_else(bad)?)?,
         B::Vector(b) => {
             scratch.floats.clear();
             mysql::parse_vector(text()?, &mut scratch.floats).ok_or_else(|| fail("vector"))?;
-            b.values().append_slice(&scratch.floats);
-            b.append(true)
+            b.append_value(&scratch.floats)?
         }
     }
     Ok(())
@@ -401,13 +372,13 @@ pub struct TypedStats {
     pub zero_dates: u64,
 }
 
-/// One declared field: how its values are read, its builders for the row and for `_before`,
+/// One declared field: how its values are read, its sinks for the row and for `_before`,
 /// and the number of the last row image that gave it a value (images are numbered from 1), so
 /// that the fields an image leaves out get a null. Kept together, as each value needs them all.
 struct TypedField {
     spec: ColumnSpec,
-    row: ColumnBuilder,
-    before: ColumnBuilder,
+    row: ColumnSink,
+    before: ColumnSink,
     filled: u64,
 }
 
@@ -419,13 +390,11 @@ pub struct TypedLayout {
     /// columns in one order, which may differ from the declared one (Open's are by name).
     wire_fields: Vec<usize>,
     before_valid: Vec<bool>,
-    /// Null `_before` rows not yet appended to the `before` builders: most rows have no old
+    /// Null `_before` rows not yet appended to the `before` sinks: most rows have no old
     /// image, so their nulls go in at once when a real one comes or the batch ends.
     before_nulls_due: usize,
-    /// Rows in the `row` builders, counting those of messages that failed part-way.
+    /// Rows appended so far in this batch.
     rows: usize,
-    /// The rows of messages that failed part-way, dropped when the batch finishes.
-    discarded: Vec<std::ops::Range<usize>>,
     images: u64,
     zone: ServerZone,
     scratch: Scratch,
@@ -458,12 +427,7 @@ impl TypedLayout {
             table,
             fields: specs
                 .into_iter()
-                .map(|spec| TypedField {
-                    row: ColumnBuilder::new(&spec),
-                    before: ColumnBuilder::new(&spec),
-                    spec,
-                    filled: 0,
-                })
+                .map(|spec| TypedField { row: ColumnSink::new(&spec), before: ColumnSink::new(&spec), spec, filled: 0 })
                 .collect(),
             before_valid: Vec::new(),
             before_nulls_due: 0,
@@ -471,7 +435,6 @@ impl TypedLayout {
             wire_fields: Vec::new(),
             zone,
             rows: 0,
-            discarded: Vec::new(),
             images: 0,
             scratch: Scratch::default(),
             stats: TypedStats::default(),
@@ -519,7 +482,7 @@ impl TypedLayout {
         Some(field)
     }
 
-    /// Appends one row image to the `row` builders, or the `before` ones for an old image.
+    /// Appends one row image to the `row` sinks, or the `before` ones for an old image.
     fn append_image(&mut self, old: bool, columns: &[Column<'_>], range: std::ops::Range<usize>) -> FaultResult<()> {
         self.images += 1;
         let image = self.images;
@@ -533,12 +496,12 @@ impl TypedLayout {
             if std::mem::replace(&mut f.filled, image) == image {
                 return Err(Fault::new(column.at, format!("column {} appears twice in one row", column.name)));
             }
-            let builder = if old { &mut f.before } else { &mut f.row };
-            append_value(&f.spec, builder, column, self.zone, &mut self.stats, &mut self.scratch)?;
+            let sink = if old { &mut f.before } else { &mut f.row };
+            append_value(&f.spec, sink, column, self.zone, &mut self.stats, &mut self.scratch)?;
         }
         for f in self.fields.iter_mut().filter(|f| f.filled != image) {
-            let builder = if old { &mut f.before } else { &mut f.row };
-            builder.append_null();
+            let sink = if old { &mut f.before } else { &mut f.row };
+            sink.append_null();
         }
         Ok(())
     }
@@ -569,18 +532,14 @@ impl TypedLayout {
         Ok(())
     }
 
-    /// Completes the rows from `start` (those of a message that failed part-way) with nulls
-    /// and marks them to be dropped.
-    fn discard_from(&mut self, start: usize) {
-        let rows = self.rows;
+    /// Takes back the rows from `start` on (those of a message that failed part-way).
+    fn truncate(&mut self, start: usize) {
         self.settle_before_nulls();
-        for builder in self.fields.iter_mut().flat_map(|f| [&mut f.row, &mut f.before]) {
-            builder.append_nulls(rows.saturating_sub(builder.len()));
+        for sink in self.fields.iter_mut().flat_map(|f| [&mut f.row, &mut f.before]) {
+            sink.truncate(start);
         }
-        self.before_valid.resize(rows, false);
-        if rows > start {
-            self.discarded.push(start..rows);
-        }
+        self.before_valid.truncate(start);
+        self.rows = start;
     }
 
     fn settle_before_nulls(&mut self) {
@@ -634,10 +593,10 @@ impl Layout for TypedLayout {
     }
 
     fn set_input(&mut self, buffers: &[arrow_buffer::Buffer]) {
-        for builder in self.fields.iter_mut().flat_map(|f| [&mut f.row, &mut f.before]) {
-            match builder {
-                ColumnBuilder::TextView(b) => b.set_input(buffers),
-                ColumnBuilder::BinaryView(b) => b.set_input(buffers),
+        for sink in self.fields.iter_mut().flat_map(|f| [&mut f.row, &mut f.before]) {
+            match sink {
+                ColumnSink::TextView(b) => b.set_input(buffers),
+                ColumnSink::BinaryView(b) => b.set_input(buffers),
                 _ => {}
             }
         }
@@ -659,7 +618,7 @@ impl Layout for TypedLayout {
         let start = self.rows;
         let appended = self.append_events(events, kept);
         if appended.is_err() {
-            self.discard_from(start);
+            self.truncate(start);
         }
         appended
     }
@@ -678,23 +637,9 @@ impl Layout for TypedLayout {
     fn finish(&mut self) -> Vec<ArrayRef> {
         self.settle_before_nulls();
         let mut columns: Vec<ArrayRef> = self.fields.iter_mut().map(|f| f.row.finish_and_presize(&f.spec)).collect();
-        let mut before: Vec<ArrayRef> = self.fields.iter_mut().map(|f| f.before.finish_and_presize(&f.spec)).collect();
-        let mut valid = std::mem::take(&mut self.before_valid);
+        let before: Vec<ArrayRef> = self.fields.iter_mut().map(|f| f.before.finish_and_presize(&f.spec)).collect();
+        let valid = std::mem::take(&mut self.before_valid);
         self.rows = 0;
-        let discarded = std::mem::take(&mut self.discarded);
-        if !discarded.is_empty() {
-            let mut keep = vec![true; valid.len()];
-            discarded.iter().for_each(|rows| keep[rows.clone()].fill(false));
-            let keep = BooleanArray::from(keep);
-            for array in columns.iter_mut().chain(before.iter_mut()) {
-                // The builders all hold one row per kept or discarded event; a mismatch would
-                // surface as the driver's batch error rather than a panic.
-                if let Ok(kept) = arrow_select::filter::filter(array.as_ref(), &keep) {
-                    *array = kept;
-                }
-            }
-            valid = valid.iter().zip(keep.values().iter()).filter(|(_, k)| *k).map(|(v, _)| *v).collect();
-        }
         let valid = NullBuffer::from(valid);
         let len = valid.len();
         let before = if self.fields.is_empty() {

@@ -126,6 +126,13 @@ impl<V: ViewValue + ?Sized> ViewBuilder<V> {
     }
 
     /// Appends `value`; fails (appending nothing) when it is longer than a view can describe.
+    /// Drops the values from index `len` on. Bytes copied for them stay in the copied block,
+    /// unreferenced, until the array is finished.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.views.truncate(len);
+        self.nulls.truncate(len);
+    }
+
     pub(crate) fn append(&mut self, value: &V) -> FaultResult<()> {
         let value = value.bytes();
         if u32::try_from(value.len()).is_err() {
@@ -237,6 +244,23 @@ mod tests {
         assert_eq!(array.data_buffers().len(), 2);
         assert_eq!(array.data_buffers()[0].as_ptr(), input.as_ptr(), "the input buffer is shared, not copied");
         assert_eq!(array.data_buffers()[1].len(), outside.len(), "only the outside value was copied");
+        array.to_data().validate_full().unwrap();
+    }
+
+    #[test]
+    fn truncated_values_are_gone_and_later_ones_point_right() {
+        let mut builder = ViewBuilder::<str>::default();
+        builder.append("a value copied into the builder").unwrap();
+        builder.append("another value copied after it").unwrap();
+        builder.append_nulls(2);
+        builder.truncate(1);
+        builder.append("a third value, copied after the dropped one").unwrap();
+        let array = builder.finish();
+        let array = array.as_any().downcast_ref::<StringViewArray>().unwrap();
+        assert_eq!(array.len(), 2);
+        assert_eq!(array.value(0), "a value copied into the builder");
+        assert_eq!(array.value(1), "a third value, copied after the dropped one");
+        assert_eq!(array.null_count(), 0);
         array.to_data().validate_full().unwrap();
     }
 

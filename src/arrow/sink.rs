@@ -1,0 +1,303 @@
+//! Column sinks: the typed layout's columns while they are built, one kind per Arrow type.
+//!
+//! A sink holds a column's values, its validity and its Arrow type, and unlike arrow-rs's
+//! builders it can be cut back to an earlier length. That is how a message that fails part-way
+//! leaves nothing behind: every sink is truncated to its length before the message (all or
+//! nothing per message), with no nulls written for the lost rows and no filter over the finished
+//! arrays. Text, bytes and vectors go to a [`RunSink`]; text and bytes of view types to the
+//! [`ViewBuilder`].
+//!
+//! [`ViewBuilder`]: super::views::ViewBuilder
+
+use std::sync::Arc;
+
+use arrow_array::types::ByteArrayType;
+use arrow_array::{
+    ArrayRef, ArrowPrimitiveType, BooleanArray, Float32Array, GenericByteArray, ListArray, PrimitiveArray,
+};
+use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field};
+
+use crate::error::{Fault, FaultResult};
+
+/// Fixed-width values: integers, decimals, floats, dates, times and timestamps.
+pub(crate) struct PrimitiveSink<T: ArrowPrimitiveType> {
+    values: Vec<T::Native>,
+    nulls: NullBufferBuilder,
+    /// The exact type (a decimal's precision and scale, a timestamp's zone).
+    data_type: DataType,
+}
+
+impl<T: ArrowPrimitiveType> PrimitiveSink<T> {
+    pub(crate) fn with_capacity(data_type: DataType, rows: usize) -> Self {
+        PrimitiveSink { values: Vec::with_capacity(rows), nulls: NullBufferBuilder::new(rows), data_type }
+    }
+
+    #[inline]
+    pub(crate) fn append_value(&mut self, value: T::Native) {
+        self.values.push(value);
+        self.nulls.append_non_null();
+    }
+
+    pub(crate) fn append_nulls(&mut self, n: usize) {
+        self.values.resize(self.values.len() + n, T::Native::default());
+        self.nulls.append_n_nulls(n);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.values.truncate(len);
+        self.nulls.truncate(len);
+    }
+
+    pub(crate) fn finish(&mut self) -> ArrayRef {
+        let values = ScalarBuffer::from(std::mem::take(&mut self.values));
+        Arc::new(PrimitiveArray::<T>::new(values, self.nulls.finish()).with_data_type(self.data_type.clone()))
+    }
+}
+
+pub(crate) struct BooleanSink {
+    values: BooleanBufferBuilder,
+    nulls: NullBufferBuilder,
+}
+
+impl BooleanSink {
+    pub(crate) fn with_capacity(rows: usize) -> Self {
+        BooleanSink { values: BooleanBufferBuilder::new(rows), nulls: NullBufferBuilder::new(rows) }
+    }
+
+    pub(crate) fn append_value(&mut self, value: bool) {
+        self.values.append(value);
+        self.nulls.append_non_null();
+    }
+
+    pub(crate) fn append_nulls(&mut self, n: usize) {
+        self.values.append_n(n, false);
+        self.nulls.append_n_nulls(n);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.values.truncate(len);
+        self.nulls.truncate(len);
+    }
+
+    pub(crate) fn finish(&mut self) -> ArrayRef {
+        Arc::new(BooleanArray::new(self.values.finish(), self.nulls.finish()))
+    }
+}
+
+/// Values of varying length laid end to end behind 32-bit offsets, with their validity: the
+/// storage of bytes and vector sinks.
+struct Runs<T> {
+    offsets: Vec<i32>,
+    items: Vec<T>,
+    nulls: NullBufferBuilder,
+}
+
+impl<T: Copy> Runs<T> {
+    fn with_capacity(rows: usize, items: usize) -> Self {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        Runs { offsets, items: Vec::with_capacity(items), nulls: NullBufferBuilder::new(rows) }
+    }
+
+    /// Appends `value`, or returns false when the offsets would overflow.
+    fn append_value(&mut self, value: &[T]) -> bool {
+        let Ok(end) = i32::try_from(self.items.len() + value.len()) else { return false };
+        self.items.extend_from_slice(value);
+        self.offsets.push(end);
+        self.nulls.append_non_null();
+        true
+    }
+
+    fn append_nulls(&mut self, n: usize) {
+        let end = *self.offsets.last().unwrap_or(&0);
+        self.offsets.resize(self.offsets.len() + n, end);
+        self.nulls.append_n_nulls(n);
+    }
+
+    fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    fn truncate(&mut self, len: usize) {
+        if len < self.len() {
+            self.offsets.truncate(len + 1);
+            self.items.truncate(self.offsets[len] as usize);
+            self.nulls.truncate(len);
+        }
+    }
+
+    /// The offsets (starting at 0, never falling, ending at the items' length), the items and
+    /// the validity; the runs start empty again.
+    fn take(&mut self) -> (ScalarBuffer<i32>, Vec<T>, Option<NullBuffer>) {
+        let offsets = ScalarBuffer::from(std::mem::replace(&mut self.offsets, vec![0]));
+        (offsets, std::mem::take(&mut self.items), self.nulls.finish())
+    }
+}
+
+/// What a [`RunSink`] holds: the item its values are runs of and the array they finish as.
+pub(crate) trait RunKind {
+    type Item: Copy;
+    type Value: ?Sized;
+
+    fn items(value: &Self::Value) -> &[Self::Item];
+
+    /// The array of runs `take`n from a [`Runs`] that only ever held whole values.
+    fn finish(offsets: ScalarBuffer<i32>, items: Vec<Self::Item>, nulls: Option<NullBuffer>) -> ArrayRef;
+}
+
+/// A Utf8 or Binary array from whole values of its native type (`str` for Utf8), so it is
+/// valid without a check.
+impl<T: ByteArrayType<Offset = i32>> RunKind for T {
+    type Item = u8;
+    type Value = T::Native;
+
+    fn items(value: &T::Native) -> &[u8] {
+        value.as_ref()
+    }
+
+    fn finish(offsets: ScalarBuffer<i32>, items: Vec<u8>, nulls: Option<NullBuffer>) -> ArrayRef {
+        // SAFETY: the offsets are valid for the items (see `Runs::take`), and every value is a
+        // whole `T::Native`, so for Utf8 the bytes between two offsets are a `str`.
+        let offsets = unsafe { OffsetBuffer::new_unchecked(offsets) };
+        Arc::new(unsafe { GenericByteArray::<T>::new_unchecked(offsets, Buffer::from_vec(items), nulls) })
+    }
+}
+
+/// VECTOR columns: a list of float32 per row.
+pub(crate) struct Vector;
+
+impl RunKind for Vector {
+    type Item = f32;
+    type Value = [f32];
+
+    fn items(value: &[f32]) -> &[f32] {
+        value
+    }
+
+    fn finish(offsets: ScalarBuffer<i32>, items: Vec<f32>, nulls: Option<NullBuffer>) -> ArrayRef {
+        let values = Float32Array::new(ScalarBuffer::from(items), None);
+        let item = Arc::new(Field::new_list_field(DataType::Float32, true));
+        Arc::new(ListArray::new(item, OffsetBuffer::new(offsets), Arc::new(values), nulls))
+    }
+}
+
+/// Values of varying length: text, bytes (copied into one buffer) and vectors.
+pub(crate) struct RunSink<K: RunKind> {
+    runs: Runs<K::Item>,
+}
+
+impl<K: RunKind> RunSink<K> {
+    pub(crate) fn with_capacity(rows: usize, items: usize) -> Self {
+        RunSink { runs: Runs::with_capacity(rows, items) }
+    }
+
+    /// The items of the values held (bytes, for text and binary).
+    pub(crate) fn items_len(&self) -> usize {
+        self.runs.items.len()
+    }
+
+    pub(crate) fn append_value(&mut self, value: &K::Value) -> FaultResult<()> {
+        if self.runs.append_value(K::items(value)) {
+            Ok(())
+        } else {
+            Err(Fault::new(0, "a column of this batch's output would exceed 2^31 items; decode smaller batches"))
+        }
+    }
+
+    pub(crate) fn append_nulls(&mut self, n: usize) {
+        self.runs.append_nulls(n);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.runs.len()
+    }
+
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.runs.truncate(len);
+    }
+
+    pub(crate) fn finish(&mut self) -> ArrayRef {
+        let (offsets, items, nulls) = self.runs.take();
+        K::finish(offsets, items, nulls)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::types::{BinaryType, Decimal128Type, Int32Type, Utf8Type};
+    use arrow_array::{Array, BinaryArray, Decimal128Array, Int32Array, StringArray};
+
+    #[test]
+    fn truncated_sinks_finish_as_if_the_dropped_values_never_came() {
+        let mut ints = PrimitiveSink::<Int32Type>::with_capacity(DataType::Int32, 0);
+        let mut text = RunSink::<Utf8Type>::with_capacity(0, 0);
+        let mut bytes = RunSink::<BinaryType>::with_capacity(0, 0);
+        let mut flags = BooleanSink::with_capacity(0);
+        let mut vectors = RunSink::<Vector>::with_capacity(0, 0);
+        ints.append_value(1);
+        text.append_value("kept").unwrap();
+        bytes.append_nulls(1);
+        flags.append_value(true);
+        vectors.append_value(&[1.0, 2.0]).unwrap();
+        ints.append_nulls(2);
+        text.append_value("dropped").unwrap();
+        bytes.append_value(b"dropped").unwrap();
+        flags.append_nulls(3);
+        vectors.append_value(&[3.0]).unwrap();
+        ints.truncate(1);
+        text.truncate(1);
+        bytes.truncate(1);
+        flags.truncate(1);
+        vectors.truncate(1);
+        ints.append_value(2);
+        text.append_value("after").unwrap();
+        bytes.append_value(b"after").unwrap();
+        flags.append_value(false);
+        vectors.append_nulls(1);
+
+        let ints = ints.finish();
+        assert_eq!(ints.as_any().downcast_ref::<Int32Array>().unwrap(), &Int32Array::from(vec![1, 2]));
+        let text = text.finish();
+        assert_eq!(text.as_any().downcast_ref::<StringArray>().unwrap(), &StringArray::from(vec!["kept", "after"]));
+        let bytes = bytes.finish();
+        let want = BinaryArray::from(vec![None, Some(b"after".as_slice())]);
+        assert_eq!(bytes.as_any().downcast_ref::<BinaryArray>().unwrap(), &want);
+        let flags = flags.finish();
+        assert_eq!(flags.as_any().downcast_ref::<BooleanArray>().unwrap(), &BooleanArray::from(vec![true, false]));
+        let vectors = vectors.finish();
+        let vectors = vectors.as_any().downcast_ref::<ListArray>().unwrap();
+        assert_eq!(vectors.len(), 2);
+        assert!(vectors.is_null(1));
+        assert_eq!(vectors.value(0).as_any().downcast_ref::<Float32Array>().unwrap().values(), &[1.0, 2.0]);
+        for array in [ints, text, bytes, flags] {
+            array.to_data().validate_full().unwrap();
+        }
+        vectors.to_data().validate_full().unwrap();
+    }
+
+    #[test]
+    fn sinks_start_empty_after_finish_and_keep_their_type() {
+        let decimal = DataType::Decimal128(12, 2);
+        let mut sink = PrimitiveSink::<Decimal128Type>::with_capacity(decimal.clone(), 4);
+        sink.append_value(1250);
+        sink.finish();
+        sink.append_nulls(1);
+        let array = sink.finish();
+        let array = array.as_any().downcast_ref::<Decimal128Array>().unwrap();
+        assert_eq!((array.len(), array.null_count(), array.data_type()), (1, 1, &decimal));
+        let mut text = RunSink::<Utf8Type>::with_capacity(0, 0);
+        text.append_value("x").unwrap();
+        text.finish();
+        assert_eq!(text.finish().len(), 0);
+    }
+}
