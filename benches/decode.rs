@@ -1,6 +1,7 @@
 //! Decode throughput: batches of 10,000 Canal-JSON messages (~1 KB each, a dozen mixed-type
-//! columns, 60/30/10 INSERT/UPDATE/DELETE) into the envelope and typed layouts, against two
-//! floors: serde_json reading the same messages while building nothing (`canal_json/json_floor`)
+//! columns, 60/30/10 INSERT/UPDATE/DELETE) into the envelope and typed layouts, against three
+//! floors: a SIMD structural scan of the same messages (`canal_json/simd_floor`, the floor of
+//! reading JSON at all), serde_json reading them while building nothing (`canal_json/json_floor`)
 //! and a plain copy of the same bytes (`copy_floor`).
 //!
 //!     cargo bench --bench decode
@@ -69,6 +70,15 @@ fn canal_json(c: &mut Criterion) {
     configure(&mut group, bytes);
     group.bench_function("10k", |b| {
         b.iter(|| assert_eq!(common::skim_json(messages.iter().map(|m| black_box(m.as_slice()))), MESSAGES))
+    });
+    group.finish();
+
+    // The floor of reading JSON at all (see `common::structural`).
+    common::structural::check_structural_scan(messages.iter().map(Vec::as_slice));
+    let mut group = c.benchmark_group("canal_json/simd_floor");
+    configure(&mut group, bytes);
+    group.bench_function("10k", |b| {
+        b.iter(|| black_box(common::structural::structural_scan(messages.iter().map(|m| black_box(m.as_slice())))))
     });
     group.finish();
 

@@ -7,8 +7,9 @@
 //!
 //! Groups: `open/codec` decodes into the event model only (the codec alone), `open/typed` and
 //! `open/envelope` go through `BatchDecoder` into Arrow, `open/encode` writes the Kafka
-//! messages from events, and `open/json_floor` reads the JSON items with serde_json while
-//! building nothing (the floor of reading the text at all). Throughput is in bytes of Kafka key + value.
+//! messages from events, `open/json_floor` reads the JSON items with serde_json while building
+//! nothing, and `open/simd_floor` scans them as simdjson's first stage does (the floor of
+//! reading JSON at all). Throughput is in bytes of Kafka key + value.
 
 mod common;
 
@@ -189,6 +190,14 @@ fn open(c: &mut Criterion) {
         configure(&mut group, bytes);
         group.bench_function("10k", |b| {
             b.iter(|| assert_eq!(common::skim_json(items.iter().map(|i| black_box(*i))), 2 * EVENTS))
+        });
+        group.finish();
+
+        common::structural::check_structural_scan(items.iter().copied());
+        let mut group = c.benchmark_group(format!("open/simd_floor/x{per_message}"));
+        configure(&mut group, bytes);
+        group.bench_function("10k", |b| {
+            b.iter(|| black_box(common::structural::structural_scan(items.iter().map(|i| black_box(*i)))))
         });
         group.finish();
 

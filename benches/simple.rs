@@ -4,8 +4,8 @@
 //! * `<flavour>/codec`: the codec alone, message by message into the event model;
 //! * `<flavour>/typed`: through `BatchDecoder` into the typed Arrow layout;
 //! * `<flavour>/encode`: events to Kafka values;
-//! * `simple_json/json_floor`: serde_json reading the same messages while building nothing (the
-//!   floor of reading the text at all).
+//! * `simple_json/json_floor`: serde_json reading the same messages while building nothing;
+//! * `simple_json/simd_floor`: a SIMD structural scan of them (the floor of reading JSON at all).
 //!
 //!     cargo bench --bench simple
 
@@ -176,6 +176,14 @@ fn simple(c: &mut Criterion) {
             configure(&mut group, bytes);
             group.bench_function("10k", |b| {
                 b.iter(|| assert_eq!(common::skim_json(rows.iter().map(|v| black_box(v.as_slice()))), MESSAGES))
+            });
+            group.finish();
+
+            common::structural::check_structural_scan(rows.iter().map(Vec::as_slice));
+            let mut group = c.benchmark_group("simple_json/simd_floor");
+            configure(&mut group, bytes);
+            group.bench_function("10k", |b| {
+                b.iter(|| black_box(common::structural::structural_scan(rows.iter().map(|v| black_box(v.as_slice())))))
             });
             group.finish();
         }

@@ -9,6 +9,8 @@
 
 #![allow(dead_code)]
 
+pub mod structural;
+
 use std::fmt::Write;
 use std::sync::Arc;
 
