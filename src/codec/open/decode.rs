@@ -362,8 +362,8 @@ impl ColumnHeaders {
                 let value = read_value(cur, h.code, flags)?;
                 if cur.peek() == Some(b'}') {
                     cur.seek(cur.offset() + 1);
-                    (out.name, out.ty, out.value, out.at) =
-                        (Cow::Borrowed(name), column_type(h.code, flags), value, base + value_at);
+                    let ty = value_type(h.code, flags, &value);
+                    (out.name, out.ty, out.value, out.at) = (Cow::Borrowed(name), ty, value, base + value_at);
                     return Ok(());
                 }
                 cur.seek(start);
@@ -399,8 +399,8 @@ fn flags_in(row: &[Column<'_>], name: &str, position: usize) -> Option<u64> {
 }
 
 /// The type of a column with these code and flags. A BLOB/TEXT code without the binary flag
-/// whose value is not UTF-8 (TiCDC before v4.0.5 wrote no flags) is a BLOB: the caller marks
-/// its type binary, as the value read as bytes says.
+/// whose value is not UTF-8 (TiCDC before v4.0.5 wrote no flags) is a BLOB: [`value_type`]
+/// marks its type binary, as the value read as bytes says.
 fn column_type(code: u64, flags: u64) -> ColumnType<'static> {
     let base = MySqlType::from_code(code);
     ColumnType {
@@ -410,6 +410,14 @@ fn column_type(code: u64, flags: u64) -> ColumnType<'static> {
         text: None,
         flags: Some(flags),
     }
+}
+
+/// The type of a column as its value was read: a BLOB/TEXT code without the binary flag whose
+/// value is not UTF-8 is a BLOB (see [`column_type`]).
+fn value_type(code: u64, flags: u64, value: &Value<'_>) -> ColumnType<'static> {
+    let mut ty = column_type(code, flags);
+    ty.binary |= matches!(value, Value::Bytes(_));
+    ty
 }
 
 /// `{"t": type, "h": bool, "f": flags, "v": value}`, in any order (tiflow writes t, h, f, v),
@@ -469,8 +477,7 @@ fn read_column<'b>(
     } else {
         value.unwrap_or(Value::Null)
     };
-    let mut ty = column_type(code, flags);
-    ty.binary |= matches!(value, Value::Bytes(_));
+    let ty = value_type(code, flags, &value);
     (out.name, out.ty, out.value, out.at) = (name, ty, value, base + value_at);
     Ok((code, written, (value_last && !stale).then_some(value_at)))
 }
@@ -678,6 +685,9 @@ mod tests {
             r#"{"u": {"a": {"t": 3, "f": 11, "v": 10} , "b":{"t":15,"f":0,"v":"v"}}}"#,
             // A remembered header whose value is not of its type fails as it would fresh.
             r#"{"u":{"a":{"t":3,"h":true,"f":11,"v":"no"}}}"#,
+            // A TEXT code without flags whose value is not UTF-8 is a BLOB, remembered or not.
+            TEXT_NOT_UTF8,
+            TEXT_NOT_UTF8,
             one,
             r#"{"d":{"b":{"t":15,"f":0,"v":"x"},"a":{"t":3,"h":true,"f":11,"v":1}}}"#,
         ];
@@ -698,5 +708,18 @@ mod tests {
         // Many events in one message, and the same across messages.
         let batch = message(&items[..4]);
         assert_eq!(decoded(&mut shared, &batch), decoded(&mut OpenCodec::new(Compression::None), &batch));
+
+        // Both images of an UPDATE read so, the old one from the header the new one left.
+        let update = format!(
+            r#"{{"u":{},"p":{}}}"#,
+            &TEXT_NOT_UTF8[5..TEXT_NOT_UTF8.len() - 1],
+            &TEXT_NOT_UTF8[5..TEXT_NOT_UTF8.len() - 1]
+        );
+        let (key, value) = message(&[&update]);
+        let mut out = MessageEvents::default();
+        OpenCodec::new(Compression::None).decode(Some(&key), &value, &mut out).unwrap();
+        assert!(out.columns.iter().filter(|c| c.name == "b").all(|c| c.ty.binary), "{:?}", out.columns);
     }
+
+    const TEXT_NOT_UTF8: &str = r#"{"u":{"a":{"t":3,"h":true,"f":11,"v":1},"b":{"t":252,"f":0,"v":"c6RyaW5nMQ=="}}}"#;
 }
