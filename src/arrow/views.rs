@@ -125,7 +125,6 @@ impl<V: ViewValue + ?Sized> ViewBuilder<V> {
         self.nulls.append_n_nulls(n);
     }
 
-    /// Appends `value`; fails (appending nothing) when it is longer than a view can describe.
     /// Drops the values from index `len` on. Bytes copied for them stay in the copied block,
     /// unreferenced, until the array is finished.
     pub(crate) fn truncate(&mut self, len: usize) {
@@ -133,6 +132,7 @@ impl<V: ViewValue + ?Sized> ViewBuilder<V> {
         self.nulls.truncate(len);
     }
 
+    /// Appends `value`; fails (appending nothing) when it is longer than a view can describe.
     pub(crate) fn append(&mut self, value: &V) -> FaultResult<()> {
         let value = value.bytes();
         if u32::try_from(value.len()).is_err() {
