@@ -389,12 +389,11 @@ pub struct TypedLayout {
     /// The field of each wire position in the last row image: a table's events list their
     /// columns in one order, which may differ from the declared one (Open's are by name).
     wire_fields: Vec<usize>,
+    /// Whether each row of the batch has an old image: one entry per row appended.
     before_valid: Vec<bool>,
     /// Null `_before` rows not yet appended to the `before` sinks: most rows have no old
     /// image, so their nulls go in at once when a real one comes or the batch ends.
     before_nulls_due: usize,
-    /// Rows appended so far in this batch.
-    rows: usize,
     images: u64,
     zone: ServerZone,
     scratch: Scratch,
@@ -434,7 +433,6 @@ impl TypedLayout {
             index,
             wire_fields: Vec::new(),
             zone,
-            rows: 0,
             images: 0,
             scratch: Scratch::default(),
             stats: TypedStats::default(),
@@ -511,7 +509,6 @@ impl TypedLayout {
             if let (EventKind::Ddl, Some(sql)) = (event.kind, event.ddl.as_deref()) {
                 self.follow(event.schema.as_deref(), sql);
             }
-            self.rows += 1;
             match event.after.clone().or(event.before.clone()) {
                 Some(image) => self.append_image(false, &events.columns, image)?,
                 // DDL and watermarks: a row of nulls.
@@ -539,7 +536,6 @@ impl TypedLayout {
             sink.truncate(start);
         }
         self.before_valid.truncate(start);
-        self.rows = start;
     }
 
     fn settle_before_nulls(&mut self) {
@@ -615,7 +611,7 @@ impl Layout for TypedLayout {
     }
 
     fn append(&mut self, events: &MessageEvents<'_>, kept: &[usize]) -> FaultResult<()> {
-        let start = self.rows;
+        let start = self.before_valid.len();
         let appended = self.append_events(events, kept);
         if appended.is_err() {
             self.truncate(start);
@@ -628,7 +624,6 @@ impl Layout for TypedLayout {
     }
 
     fn append_null(&mut self) {
-        self.rows += 1;
         self.fields.iter_mut().for_each(|f| f.row.append_null());
         self.before_nulls_due += 1;
         self.before_valid.push(false);
@@ -639,7 +634,6 @@ impl Layout for TypedLayout {
         let mut columns: Vec<ArrayRef> = self.fields.iter_mut().map(|f| f.row.finish_and_presize(&f.spec)).collect();
         let before: Vec<ArrayRef> = self.fields.iter_mut().map(|f| f.before.finish_and_presize(&f.spec)).collect();
         let valid = std::mem::take(&mut self.before_valid);
-        self.rows = 0;
         let valid = NullBuffer::from(valid);
         let len = valid.len();
         let before = if self.fields.is_empty() {
