@@ -264,6 +264,34 @@ impl<'a> MessageEvents<'a> {
     }
 }
 
+/// Where a codec may put row values straight into output columns instead of building
+/// [`Column`]s: the typed layout is one. A codec that knows a table's columns resolves each to its
+/// field once per schema version ([`RowSink::field`]) and then puts every value by field, so a
+/// value goes from the wire to its column with no name matching and no row model between them.
+///
+/// A message goes this way only when the codec can read it whole into the sink; it says so before
+/// putting anything ([`crate::codec::Codec::decode_rows`]). The events it pushes carry no images.
+/// A message that fails part-way is undone by the driver with [`RowSink::truncate`].
+pub trait RowSink {
+    /// Whether rows of `schema`.`table` go to this sink.
+    fn takes(&self, schema: &str, table: &str) -> bool;
+    /// The field that takes the column `name`; None: the output has no such column.
+    fn field(&self, name: &str) -> Option<usize>;
+    /// Starts a row image: an UPDATE's old image when `old`, else the row itself.
+    fn begin_image(&mut self, old: bool);
+    /// One value of the image begun last, for `field` (None: counted and dropped). `name` and
+    /// `at` (the value's offset) are for the fault when the value does not fit.
+    fn put(&mut self, field: Option<usize>, value: &Value<'_>, name: &str, at: usize) -> FaultResult<()>;
+    /// Ends the image begun last: fields that got no value are null.
+    fn end_image(&mut self);
+    /// Ends a row, which had an old image or not.
+    fn end_row(&mut self, had_old: bool);
+    /// The rows so far, to truncate back to.
+    fn rows(&self) -> usize;
+    /// Takes back every row from `rows` on.
+    fn truncate(&mut self, rows: usize);
+}
+
 /// Buffers for the values that cannot borrow from their message (strings with escapes, base64,
 /// Go-quoted bytes), recycled from one message to the next: a fresh allocation and free for each
 /// such value cost 3-6% of a JSON protocol's decode. The pool is bounded (at most 4 MiB: 512

@@ -29,7 +29,7 @@ use arrow_schema::{Field, FieldRef, Schema, SchemaRef};
 use crate::codec::simple::TableSchema;
 use crate::codec::{Codec, CodecOptions, HeldMessage, MessageOrigin};
 use crate::error::{DecodeError, Error, Fault, FaultResult, Result};
-use crate::event::{MessageEvents, SpareBuffers};
+use crate::event::{MessageEvents, RowSink, SpareBuffers};
 use crate::input::claim_check::read_claim_check;
 use crate::input::{Bytes, Compression, Protocol};
 use crate::schema::{ServerZone, TableName};
@@ -62,6 +62,11 @@ pub trait Layout: Send + Sync {
 
     /// Appends the events `kept` (indexes into `events.events`), all or none.
     fn append(&mut self, events: &MessageEvents<'_>, kept: &[usize]) -> FaultResult<()>;
+
+    /// Where codecs may put row values directly (see [`RowSink`]), if the layout takes them so.
+    fn row_sink(&mut self) -> Option<&mut dyn RowSink> {
+        None
+    }
 
     /// The layout's part of an ERROR row.
     fn append_null(&mut self);
@@ -431,18 +436,19 @@ impl BatchDecoder {
     }
 
     fn codec(&mut self, protocol: Protocol) -> std::result::Result<&mut Box<dyn Codec>, (&'static str, Fault)> {
-        let found = self.codecs.iter().position(|c| c.protocol() == protocol);
-        let at = match found {
-            Some(at) => at,
-            None => {
-                let codec = protocol.codec(&self.options.codec_options()).ok_or_else(|| {
-                    (protocol.name(), Fault::new(0, format!("protocol {} is not supported yet", protocol.name())))
-                })?;
-                self.codecs.push(codec);
-                self.codecs.len() - 1
-            }
-        };
+        let at = self.codec_index(protocol)?;
         Ok(&mut self.codecs[at])
+    }
+
+    fn codec_index(&mut self, protocol: Protocol) -> std::result::Result<usize, (&'static str, Fault)> {
+        if let Some(at) = self.codecs.iter().position(|c| c.protocol() == protocol) {
+            return Ok(at);
+        }
+        let codec = protocol.codec(&self.options.codec_options()).ok_or_else(|| {
+            (protocol.name(), Fault::new(0, format!("protocol {} is not supported yet", protocol.name())))
+        })?;
+        self.codecs.push(codec);
+        Ok(self.codecs.len() - 1)
     }
 
     fn decode_with<'a>(
@@ -454,7 +460,11 @@ impl BatchDecoder {
         events: &mut MessageEvents<'a>,
     ) -> std::result::Result<(), (&'static str, Fault)> {
         let name = protocol.name();
-        self.codec(protocol)?.decode(key, value, events).map_err(|f| (name, f))?;
+        let at = self.codec_index(protocol)?;
+        if self.decode_rows(at, index, key, value, events).map_err(|f| (name, f))? {
+            return Ok(());
+        }
+        self.codecs[at].decode(key, value, events).map_err(|f| (name, f))?;
         if let Some((dir, location)) = self.claim_check_to_fetch(events) {
             let (file_key, file_value) = read_claim_check(&dir, &location).map_err(|f| (name, f))?;
             let file_value = if protocol.compresses_whole_value() && self.options.compression != Compression::None {
@@ -472,6 +482,43 @@ impl BatchDecoder {
         self.emit(index, events).map_err(|f| (name, f))
     }
 
+    /// Reads message `index` straight into the layout's row sink when the layout has one and
+    /// the codec can (see [`RowSink`]); returns whether it did. All or nothing, as [`Self::emit`].
+    fn decode_rows<'a>(
+        &mut self,
+        codec: usize,
+        index: usize,
+        key: Option<&'a [u8]>,
+        value: &'a [u8],
+        events: &mut MessageEvents<'a>,
+    ) -> FaultResult<bool> {
+        let Some(rows) = self.layout.row_sink() else { return Ok(false) };
+        let start = rows.rows();
+        let (kept, meta) = (&mut self.kept, &mut self.meta);
+        let read = self.codecs[codec].decode_rows(key, value, events, rows).and_then(|read| {
+            kept.clear();
+            if read {
+                kept.extend(0..events.events.len());
+                events.events.iter().try_for_each(check_timestamps)?;
+                meta.ensure_room(events, kept)?;
+            }
+            Ok(read)
+        });
+        match read {
+            Ok(true) => {
+                self.append_meta(index, events);
+                Ok(true)
+            }
+            Ok(false) => Ok(false),
+            Err(fault) => {
+                if let Some(rows) = self.layout.row_sink() {
+                    rows.truncate(start);
+                }
+                Err(fault)
+            }
+        }
+    }
+
     /// The claim-check file to read for this message's events, when a directory was given.
     fn claim_check_to_fetch(&self, events: &MessageEvents<'_>) -> Option<(PathBuf, String)> {
         let dir = self.options.claim_check_dir.as_ref()?;
@@ -483,12 +530,7 @@ impl BatchDecoder {
     fn emit(&mut self, index: usize, events: &MessageEvents<'_>) -> FaultResult<()> {
         self.kept.clear();
         for (i, e) in events.events.iter().enumerate() {
-            if e.commit_ts > i64::MAX as u64
-                || e.schema_version.is_some_and(|v| v > i64::MAX as u64)
-                || e.start_ts.is_some_and(|v| v > i64::MAX as u64)
-            {
-                return Err(Fault::new(0, format!("timestamp {} does not fit int64", e.commit_ts)));
-            }
+            check_timestamps(e)?;
             if self.layout.keeps(e) {
                 self.kept.push(i);
             } else {
@@ -497,11 +539,16 @@ impl BatchDecoder {
         }
         self.meta.ensure_room(events, &self.kept)?;
         self.layout.append(events, &self.kept)?;
+        self.append_meta(index, events);
+        Ok(())
+    }
+
+    /// The metadata of the events `kept` of message `index`, once their rows are in the layout.
+    fn append_meta(&mut self, index: usize, events: &MessageEvents<'_>) {
         for &i in &self.kept {
             self.meta.append(&events.events[i], index);
         }
         self.stats.events += self.kept.len() as u64;
-        Ok(())
     }
 
     fn finish(&mut self, input: Option<&RecordBatch>) -> Result<RecordBatch> {
@@ -532,6 +579,17 @@ impl BatchDecoder {
         )
         .map_err(|e| Error::internal(self.protocol_name(), e))
     }
+}
+
+/// Whether an event's timestamps fit the output's int64 columns.
+fn check_timestamps(e: &crate::event::Event<'_>) -> FaultResult<()> {
+    if e.commit_ts > i64::MAX as u64
+        || e.schema_version.is_some_and(|v| v > i64::MAX as u64)
+        || e.start_ts.is_some_and(|v| v > i64::MAX as u64)
+    {
+        return Err(Fault::new(0, format!("timestamp {} does not fit int64", e.commit_ts)));
+    }
+    Ok(())
 }
 
 impl BatchDecoder {

@@ -17,7 +17,7 @@ use super::sink::{BooleanSink, PrimitiveSink, RunSink, Vector};
 use super::views::ViewBuilder;
 use super::Layout;
 use crate::error::{Fault, FaultResult};
-use crate::event::{same_name, Column, Event, EventKind, MessageEvents, Value};
+use crate::event::{same_name, Column, Event, EventKind, MessageEvents, RowSink, Value};
 use crate::schema::mapping::MYSQL_TYPE_KEY;
 use crate::schema::mysql::{self, MySqlType, TypeDescription};
 use crate::schema::table::{ColumnDefinition, TableDefinition};
@@ -210,21 +210,22 @@ struct Scratch {
     floats: Vec<f32>,
 }
 
-/// Checks and converts `column`'s value for the column `spec` describes and appends it to
-/// `sink`, which is `spec`'s. Nothing is appended when the value does not fit.
+/// Checks and converts `value` (of the column `name`, at byte `at`) for the column `spec`
+/// describes and appends it to `sink`, which is `spec`'s. Nothing is appended when the value
+/// does not fit.
+#[allow(clippy::too_many_arguments)]
 fn append_value(
     spec: &ColumnSpec,
     sink: &mut ColumnSink,
-    column: &Column<'_>,
+    value: &Value<'_>,
+    name: &str,
+    at: usize,
     zone: ServerZone,
     stats: &mut TypedStats,
     scratch: &mut Scratch,
 ) -> FaultResult<()> {
     use ColumnSink as B;
-    let fail = |what: &str| {
-        Fault::new(column.at, format!("column {}: {what} does not fit {}", column.name, spec.field.data_type()))
-    };
-    let value = &column.value;
+    let fail = |what: &str| Fault::new(at, format!("column {name}: {what} does not fit {}", spec.field.data_type()));
     let bad = || fail(&describe(value));
     if value.is_null() {
         sink.append_null();
@@ -283,11 +284,11 @@ fn append_value(
         },
         B::Time(b) => b.append_value(mysql::parse_time_micros(text()?).ok_or_else(|| fail("time"))?),
         B::Text(b) => {
-            let s = text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(column))?;
+            let s = text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(name, at))?;
             super::ensure_room(spec.field.name(), b.items_len(), s.len())?;
             b.append_value(s)?
         }
-        B::TextView(b) => b.append(text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(column))?)?,
+        B::TextView(b) => b.append(text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(name, at))?)?,
         B::Binary(b) => {
             let bytes = bytes_of(value).ok_or_else(bad)?;
             super::ensure_room(spec.field.name(), b.items_len(), bytes.len())?;
@@ -319,8 +320,8 @@ fn describe(value: &Value<'_>) -> String {
     }
 }
 
-fn not_text(column: &Column<'_>) -> Fault {
-    Fault::new(column.at, format!("column {}: value is not valid text", column.name))
+fn not_text(name: &str, at: usize) -> Fault {
+    Fault::new(at, format!("column {name}: value is not valid text"))
 }
 
 fn bytes_of<'v>(value: &'v Value<'_>) -> Option<&'v [u8]> {
@@ -395,6 +396,8 @@ pub struct TypedLayout {
     /// image, so their nulls go in at once when a real one comes or the batch ends.
     before_nulls_due: usize,
     images: u64,
+    /// Whether the image begun last is an old one (`_before`).
+    old_image: bool,
     zone: ServerZone,
     scratch: Scratch,
     /// The table as its DDL describes it, followed through the DDL events of the stream: it
@@ -434,6 +437,7 @@ impl TypedLayout {
             wire_fields: Vec::new(),
             zone,
             images: 0,
+            old_image: false,
             scratch: Scratch::default(),
             stats: TypedStats::default(),
         })
@@ -482,25 +486,12 @@ impl TypedLayout {
 
     /// Appends one row image to the `row` sinks, or the `before` ones for an old image.
     fn append_image(&mut self, old: bool, columns: &[Column<'_>], range: std::ops::Range<usize>) -> FaultResult<()> {
-        self.images += 1;
-        let image = self.images;
-        for (position, i) in range.enumerate() {
-            let column = &columns[i];
-            let Some(field) = self.field_of(&column.name, position) else {
-                self.stats.dropped_columns += 1;
-                continue;
-            };
-            let f = &mut self.fields[field];
-            if std::mem::replace(&mut f.filled, image) == image {
-                return Err(Fault::new(column.at, format!("column {} appears twice in one row", column.name)));
-            }
-            let sink = if old { &mut f.before } else { &mut f.row };
-            append_value(&f.spec, sink, column, self.zone, &mut self.stats, &mut self.scratch)?;
+        self.begin_image(old);
+        for (position, column) in columns[range].iter().enumerate() {
+            let field = self.field_of(&column.name, position);
+            self.put(field, &column.value, &column.name, column.at)?;
         }
-        for f in self.fields.iter_mut().filter(|f| f.filled != image) {
-            let sink = if old { &mut f.before } else { &mut f.row };
-            sink.append_null();
-        }
+        self.end_image();
         Ok(())
     }
 
@@ -516,26 +507,13 @@ impl TypedLayout {
             }
             match (event.kind, event.before.clone()) {
                 (EventKind::Update, Some(old)) => {
-                    self.settle_before_nulls();
-                    self.before_valid.push(true);
                     self.append_image(true, &events.columns, old)?;
+                    self.end_row(true);
                 }
-                _ => {
-                    self.before_nulls_due += 1;
-                    self.before_valid.push(false);
-                }
+                _ => self.end_row(false),
             }
         }
         Ok(())
-    }
-
-    /// Takes back the rows from `start` on (those of a message that failed part-way).
-    fn truncate(&mut self, start: usize) {
-        self.settle_before_nulls();
-        for sink in self.fields.iter_mut().flat_map(|f| [&mut f.row, &mut f.before]) {
-            sink.truncate(start);
-        }
-        self.before_valid.truncate(start);
     }
 
     fn settle_before_nulls(&mut self) {
@@ -581,6 +559,65 @@ fn float(value: &Value<'_>) -> Option<f64> {
     }
 }
 
+impl RowSink for TypedLayout {
+    fn takes(&self, schema: &str, table: &str) -> bool {
+        self.table.matches(Some(schema), Some(table))
+    }
+
+    fn field(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+
+    fn begin_image(&mut self, old: bool) {
+        self.images += 1;
+        self.old_image = old;
+        if old {
+            self.settle_before_nulls();
+        }
+    }
+
+    #[inline]
+    fn put(&mut self, field: Option<usize>, value: &Value<'_>, name: &str, at: usize) -> FaultResult<()> {
+        let Some(field) = field else {
+            self.stats.dropped_columns += 1;
+            return Ok(());
+        };
+        let f = &mut self.fields[field];
+        if std::mem::replace(&mut f.filled, self.images) == self.images {
+            return Err(Fault::new(at, format!("column {name} appears twice in one row")));
+        }
+        let sink = if self.old_image { &mut f.before } else { &mut f.row };
+        append_value(&f.spec, sink, value, name, at, self.zone, &mut self.stats, &mut self.scratch)
+    }
+
+    fn end_image(&mut self) {
+        let (image, old) = (self.images, self.old_image);
+        for f in self.fields.iter_mut().filter(|f| f.filled != image) {
+            let sink = if old { &mut f.before } else { &mut f.row };
+            sink.append_null();
+        }
+    }
+
+    fn end_row(&mut self, had_old: bool) {
+        self.before_valid.push(had_old);
+        if !had_old {
+            self.before_nulls_due += 1;
+        }
+    }
+
+    fn rows(&self) -> usize {
+        self.before_valid.len()
+    }
+
+    fn truncate(&mut self, rows: usize) {
+        self.settle_before_nulls();
+        for sink in self.fields.iter_mut().flat_map(|f| [&mut f.row, &mut f.before]) {
+            sink.truncate(rows);
+        }
+        self.before_valid.truncate(rows);
+    }
+}
+
 impl Layout for TypedLayout {
     fn fields(&self) -> Vec<FieldRef> {
         let mut fields: Vec<FieldRef> = self.fields.iter().map(|f| f.spec.field.clone()).collect();
@@ -617,6 +654,10 @@ impl Layout for TypedLayout {
             self.truncate(start);
         }
         appended
+    }
+
+    fn row_sink(&mut self) -> Option<&mut dyn RowSink> {
+        Some(self)
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

@@ -15,7 +15,7 @@ pub mod simple;
 use std::path::PathBuf;
 
 use crate::error::FaultResult;
-use crate::event::{Event, MessageEvents};
+use crate::event::{Event, MessageEvents, RowSink};
 use crate::input::{Compression, Protocol};
 
 impl Protocol {
@@ -76,6 +76,20 @@ pub trait Codec: Send + Sync {
     /// Reads one message, appending its events to `out`. On a fault `out` may hold part of the
     /// message; the caller discards it.
     fn decode<'a>(&mut self, key: Option<&'a [u8]>, value: &'a [u8], out: &mut MessageEvents<'a>) -> FaultResult<()>;
+
+    /// Reads one message straight into `rows` where it can: returns false, having read nothing
+    /// into `out` or `rows`, for a message it leaves to [`Codec::decode`]. Otherwise the
+    /// message's events are in `out`, without images, and their rows in `rows`; on a fault `rows`
+    /// may hold part of the message, and the caller truncates it.
+    fn decode_rows<'a>(
+        &mut self,
+        _key: Option<&'a [u8]>,
+        _value: &'a [u8],
+        _out: &mut MessageEvents<'a>,
+        _rows: &mut dyn RowSink,
+    ) -> FaultResult<bool> {
+        Ok(false)
+    }
 
     /// The definition of a table this codec has learnt from the stream (Simple's BOOTSTRAP and
     /// DDL messages), for schema inference.

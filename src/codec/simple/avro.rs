@@ -19,7 +19,7 @@ use super::decode::{finish_row, RowHeader, DDL_TYPES};
 use super::json::schema_event;
 use super::schema::{ColumnSchema, DataType, DefaultValue, IndexSchema, TableSchema};
 use crate::error::{Fault, FaultResult};
-use crate::event::{Event, EventKind, MessageEvents, Value};
+use crate::event::{Event, EventKind, MessageEvents, RowSink, Value};
 use crate::schema::mysql::MySqlType;
 
 /// The union branch of `com.pingcap.simple.avro.Message` in the top-level schema.
@@ -197,6 +197,45 @@ impl<'a> AvroCursor<'a> {
 pub struct AvroDecoder {
     /// The zone of the last TIMESTAMP value read (for checksums).
     location: String,
+    /// Which columns the image being put into a row sink has had, by schema position.
+    seen: Vec<bool>,
+}
+
+/// What a row message says before its images.
+struct DmlHeader<'a> {
+    database: &'a str,
+    table: &'a str,
+    table_id: i64,
+    kind: EventKind,
+    commit_ts: u64,
+    schema_version: u64,
+    claim_check: Option<&'a str>,
+    handle_key_only: bool,
+    checksum: Option<RowChecksum>,
+}
+
+/// `DML {version, database, table, tableID, type, commitTs, buildTs, schemaVersion, claimCheck,
+/// handleKeyOnly, checksum}`, up to the images.
+fn read_dml_header<'a>(cur: &mut AvroCursor<'a>) -> FaultResult<DmlHeader<'a>> {
+    cur.int()?;
+    let database = cur.string()?;
+    let table = cur.string()?;
+    let table_id = cur.long()?;
+    let kind = [EventKind::Insert, EventKind::Update, EventKind::Delete][cur.index(3, "DML type")?];
+    let commit_ts = cur.long()? as u64;
+    cur.long()?;
+    let schema_version = cur.long()? as u64;
+    let claim_check = if cur.optional()? { Some(cur.string()?) } else { None };
+    let handle_key_only = cur.optional()? && cur.boolean()?;
+    let checksum = if cur.optional()? { Some(read_checksum(cur)?) } else { None };
+    Ok(DmlHeader { database, table, table_id, kind, commit_ts, schema_version, claim_check, handle_key_only, checksum })
+}
+
+/// The header of a row message, when the message is one and its header reads without a fault.
+fn dml_header<'a>(cur: &mut AvroCursor<'a>) -> Option<DmlHeader<'a>> {
+    let (branch, kind, payload) = (cur.long().ok()?, cur.index(4, "").ok()?, cur.index(4, "").ok()?);
+    (branch == MESSAGE_BRANCH && kind == 3 && payload == 3).then_some(())?;
+    read_dml_header(cur).ok()
 }
 
 impl AvroDecoder {
@@ -280,42 +319,121 @@ impl AvroDecoder {
         state: &mut State,
         out: &mut MessageEvents<'a>,
     ) -> FaultResult<Outcome> {
-        cur.int()?;
-        let database = cur.string()?;
-        let table_name = cur.string()?;
-        let table_id = cur.long()?;
-        let kind = [EventKind::Insert, EventKind::Update, EventKind::Delete][cur.index(3, "DML type")?];
-        let commit_ts = cur.long()? as u64;
-        cur.long()?;
-        let schema_version = cur.long()? as u64;
-        let claim_check = if cur.optional()? { Some(Cow::Borrowed(cur.string()?)) } else { None };
-        let handle_key_only = cur.optional()? && cur.boolean()?;
-        let checksum = if cur.optional()? { Some(read_checksum(cur)?) } else { None };
+        let h = read_dml_header(cur)?;
         let State { cache, order, verify_checksum, .. } = state;
-        let table = cache.get(database, table_name, schema_version);
+        let table = cache.get(h.database, h.table, h.schema_version);
         let data = self.read_image(cur, table, order, out)?;
         let old = self.read_image(cur, table, order, out)?;
         let Some(table) = table else {
             return Ok(Outcome::Wait {
-                schema: database.to_string(),
-                table: table_name.to_string(),
-                version: schema_version,
+                schema: h.database.to_string(),
+                table: h.table.to_string(),
+                version: h.schema_version,
             });
         };
         let row = RowHeader {
-            kind,
-            commit_ts,
+            kind: h.kind,
+            commit_ts: h.commit_ts,
             start_ts: None,
-            database: Cow::Borrowed(database),
-            table: Cow::Borrowed(table_name),
-            table_id: Some(table_id).filter(|&id| id != 0),
-            schema_version,
-            claim_check,
-            handle_key_only,
-            checksum: checksum.filter(|_| *verify_checksum),
+            database: Cow::Borrowed(h.database),
+            table: Cow::Borrowed(h.table),
+            table_id: Some(h.table_id).filter(|&id| id != 0),
+            schema_version: h.schema_version,
+            claim_check: h.claim_check.map(Cow::Borrowed),
+            handle_key_only: h.handle_key_only,
+            checksum: h.checksum.filter(|_| *verify_checksum),
         };
         finish_row(row, table, data, old, &self.location, out)?;
         Ok(Outcome::Decoded)
+    }
+
+    /// [`Codec::decode_rows`](crate::codec::Codec::decode_rows) for Avro: a row message of a
+    /// table whose schema version is known, with neither a claim check nor a handle-key-only
+    /// image nor a checksum to verify, read straight into `rows`. The values are read and
+    /// checked as [`Self::decode`] reads them, in the same order, and each goes to the field the
+    /// table's plan gives its column.
+    pub fn decode_rows<'a>(
+        &mut self,
+        state: &mut State,
+        value: &'a [u8],
+        out: &mut MessageEvents<'a>,
+        rows: &mut dyn RowSink,
+    ) -> FaultResult<bool> {
+        let mut cur = AvroCursor::new(value);
+        // Other messages, and any fault before the images, are left to `decode`.
+        let Some(h) = dml_header(&mut cur) else { return Ok(false) };
+        if h.claim_check.is_some() || h.handle_key_only || (h.checksum.is_some() && state.verify_checksum) {
+            return Ok(false);
+        }
+        let State { cache, order, .. } = state;
+        let Some(table) = cache.get(h.database, h.table, h.schema_version) else { return Ok(false) };
+        if !rows.takes(h.database, h.table) {
+            return Ok(false);
+        }
+        let fields = table.fields_in(rows);
+        let data = match h.kind {
+            EventKind::Delete => self.read_image(&mut cur, Some(table), order, out)?.is_some(),
+            _ => self.put_image(&mut cur, table, fields, rows, false)?,
+        };
+        let old = match h.kind {
+            EventKind::Insert => self.read_image(&mut cur, Some(table), order, out)?.is_some(),
+            kind => self.put_image(&mut cur, table, fields, rows, kind == EventKind::Update)?,
+        };
+        let missing = |what: &str| Err(Fault::new(0, format!("{} message without {what}", h.kind.as_str())));
+        match h.kind {
+            EventKind::Delete if !old => return missing("old"),
+            EventKind::Insert | EventKind::Update if !data => return missing("data"),
+            _ => {}
+        }
+        if !cur.at_end() {
+            return Err(cur.fault("data after the message"));
+        }
+        rows.end_row(h.kind == EventKind::Update && old);
+        let mut event = Event::new(h.kind, h.commit_ts);
+        event.schema = Some(Cow::Borrowed(h.database));
+        event.table = Some(Cow::Borrowed(h.table));
+        event.table_id = Some(h.table_id).filter(|&id| id != 0);
+        event.schema_version = Some(h.schema_version);
+        out.events.push(event);
+        Ok(true)
+    }
+
+    /// `[null, map<value union>]` straight into `rows` (an old image of an UPDATE when `old`):
+    /// [`Self::read_image`] with each value put to its field. Returns whether there was an image.
+    fn put_image(
+        &mut self,
+        cur: &mut AvroCursor<'_>,
+        table: &Table,
+        fields: &[Option<usize>],
+        rows: &mut dyn RowSink,
+        old: bool,
+    ) -> FaultResult<bool> {
+        if !cur.optional()? {
+            return Ok(false);
+        }
+        rows.begin_image(old);
+        self.seen.clear();
+        self.seen.resize(table.columns.len(), false);
+        let mut nth = 0;
+        cur.each(|cur| {
+            let name_at = cur.offset();
+            let raw_name = cur.bytes()?;
+            let at = cur.offset();
+            let found = table.find_bytes(raw_name, nth);
+            nth += 1;
+            let Some(i) = found else {
+                std::str::from_utf8(raw_name).map_err(|_| Fault::new(name_at, "column name is not UTF-8"))?;
+                return self.read_value(cur, None).map(drop);
+            };
+            let column = &table.columns[i];
+            let value = self.read_value(cur, Some(column))?;
+            if std::mem::replace(&mut self.seen[i], true) {
+                return Err(Fault::new(name_at, format!("column {} appears twice", column.name)));
+            }
+            rows.put(fields[i], &value, &column.name, at)
+        })?;
+        rows.end_image();
+        Ok(true)
     }
 
     /// `[null, map<value union>]`. Without a table (schema unknown yet) the values are checked and
@@ -357,7 +475,7 @@ impl AvroDecoder {
 
     /// One map value: the union [null, long, float, double, string, bytes, Timestamp,
     /// UnsignedBigint], converted for `column` when known.
-    #[inline]
+    #[inline(always)]
     fn read_value<'a>(&mut self, cur: &mut AvroCursor<'a>, column: Option<&TableColumn>) -> FaultResult<Value<'a>> {
         let at = cur.offset();
         let kind = column.map_or(Kind::Text, |c| c.kind);

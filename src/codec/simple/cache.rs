@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 
 use crate::codec::{CodecOptions, HeldMessage, MessageOrigin};
 use crate::error::Fault;
-use crate::event::{same_name, Column, ColumnType, MessageEvents, Text};
+use crate::event::{same_name, Column, ColumnType, MessageEvents, RowSink, Text};
 use crate::schema::mysql::MySqlType;
 
 use super::schema::TableSchema;
@@ -48,6 +48,9 @@ pub struct Table {
     /// Column indexes in name order: JSON images list columns alphabetically.
     alpha: Vec<usize>,
     by_name: FxHashMap<String, usize>,
+    /// The plan for reading this version's rows into the codec's row sink: the sink's field of
+    /// each column, resolved on first use (a codec feeds one sink).
+    sink_fields: OnceLock<Vec<Option<usize>>>,
 }
 
 impl Table {
@@ -85,7 +88,12 @@ impl Table {
         let keys = schema.key_columns().iter().filter_map(|k| by_name.get(k).copied()).collect();
         let mut alpha: Vec<usize> = (0..columns.len()).collect();
         alpha.sort_by(|&a, &b| columns[a].name.cmp(&columns[b].name));
-        Table { schema, columns, keys, alpha, by_name }
+        Table { schema, columns, keys, alpha, by_name, sink_fields: OnceLock::new() }
+    }
+
+    /// The field of `rows` that takes each column (see [`Table::sink_fields`]).
+    pub fn fields_in(&self, rows: &dyn RowSink) -> &[Option<usize>] {
+        self.sink_fields.get_or_init(|| self.columns.iter().map(|c| rows.field(&c.name)).collect())
     }
 
     /// The column called `name`, the `nth` listed in an image: tries alphabetical and schema

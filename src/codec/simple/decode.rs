@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use crate::codec::{Codec, CodecOptions, HeldMessage, MessageOrigin, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{Column, Event, EventKind, MessageEvents, Text};
+use crate::event::{Column, Event, EventKind, MessageEvents, RowSink, Text};
 use crate::schema::table::TableDefinition;
 
 use super::cache::{Outcome, PendingStats, State, Table};
@@ -145,6 +145,19 @@ impl Codec for SimpleCodec {
             self.state.hold(schema, table, version, key, value);
         }
         Ok(())
+    }
+
+    fn decode_rows<'a>(
+        &mut self,
+        _key: Option<&'a [u8]>,
+        value: &'a [u8],
+        out: &mut MessageEvents<'a>,
+        rows: &mut dyn RowSink,
+    ) -> FaultResult<bool> {
+        match self.encoding {
+            Encoding::Avro => self.avro.decode_rows(&mut self.state, value, out, rows),
+            Encoding::Json => Ok(false),
+        }
     }
 
     fn take_held(&mut self, origin: MessageOrigin, out: &mut Vec<HeldMessage>) -> bool {
