@@ -8,6 +8,10 @@
 //!
 //! Values stay in the form the wire gives (text, integer, float, bytes); turning them into an
 //! Arrow type is the builders' business, so each protocol only has to say what it read.
+//!
+//! A codec that knows a table's columns before reading a row (Simple, from its schema cache)
+//! may skip the row model for the typed layout: it puts each value into a [`RowSink`] by field,
+//! and the events it pushes carry no images.
 
 use std::borrow::Cow;
 use std::ops::Range;

@@ -1034,18 +1034,11 @@ fn a_failed_schema_message_teaches_the_cache_nothing() {
 }
 
 /// A typed decoder of the own table, with `qty` narrowed to int8 so that some rows do not fit.
-fn typed_decoder(input: &RecordBatch, verify_checksum: bool) -> BatchDecoder {
+fn typed_decoder(protocol: Protocol, input: &RecordBatch, verify_checksum: bool) -> BatchDecoder {
     let name = TableName::parse("shop.orders").unwrap();
-    let inferred = infer_schema(
-        std::slice::from_ref(input),
-        Some(Protocol::SimpleAvro),
-        &name,
-        Compression::None,
-        "value",
-        "key",
-        &[],
-    )
-    .unwrap();
+    let inferred =
+        infer_schema(std::slice::from_ref(input), Some(protocol), &name, Compression::None, "value", "key", &[])
+            .unwrap();
     let fields: Vec<Field> = inferred
         .fields()
         .iter()
@@ -1055,7 +1048,7 @@ fn typed_decoder(input: &RecordBatch, verify_checksum: bool) -> BatchDecoder {
         })
         .collect();
     let schema = Arc::new(Schema::new_with_metadata(fields, inferred.metadata().clone()));
-    decoder(Protocol::SimpleAvro, OnError::Collect, |o| {
+    decoder(protocol, OnError::Collect, |o| {
         o.layout = LayoutOptions::Typed { table: name, schema };
         o.verify_checksum = verify_checksum;
     })
@@ -1064,16 +1057,18 @@ fn typed_decoder(input: &RecordBatch, verify_checksum: bool) -> BatchDecoder {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
-    /// Simple-Avro rows go straight into the typed layout's columns (`Codec::decode_rows`); with
+    /// Simple rows go straight into the typed layout's columns (`Codec::decode_rows`); with
     /// checksums to verify they go through the event model. Both must give the same batch, rows
     /// that do not fit failing whole in both, and an UPDATE with or without its old image.
     #[test]
-    fn avro_rows_read_straight_into_columns_match_the_event_model(
+    fn rows_read_straight_into_columns_match_the_event_model(
         rows in proptest::collection::vec((arb_values(), 0usize..4), 1..12),
         split in 0usize..12,
+        avro in any::<bool>(),
     ) {
+        let protocol = if avro { Protocol::SimpleAvro } else { Protocol::SimpleJson };
         let table = Table::new(own_schema());
-        let mut encoder = Protocol::SimpleAvro
+        let mut encoder = protocol
             .encoder(&EncodeOptions { build_ts: Some(BUILD_TS), enable_row_checksum: true, ..Default::default() })
             .unwrap();
         let mut records = Vec::new();
@@ -1088,7 +1083,7 @@ proptest! {
         let split = split.min(values.len());
         let (first, second) = (batch(&values[..split]), batch(&values[split..]));
         let all = batch(&values);
-        let (mut straight, mut modelled) = (typed_decoder(&all, false), typed_decoder(&all, true));
+        let (mut straight, mut modelled) = (typed_decoder(protocol, &all, false), typed_decoder(protocol, &all, true));
         for input in [&first, &second] {
             let (a, b) = (straight.decode(input).unwrap(), modelled.decode(input).unwrap());
             prop_assert_eq!(&a, &b);

@@ -509,12 +509,12 @@ impl BatchDecoder {
                 self.append_meta(index, events);
                 Ok(true)
             }
-            Ok(false) => Ok(false),
-            Err(fault) => {
+            given_up_or_failed => {
                 if let Some(rows) = self.layout.row_sink() {
                     rows.truncate(start);
                 }
-                Err(fault)
+                events.clear();
+                given_up_or_failed
             }
         }
     }

@@ -4,6 +4,9 @@
 //! Each value is checked, converted and appended to its column's sink in one step. A value that
 //! does not fit its column fails the whole message, with nothing of it kept: every sink is cut
 //! back to the rows before the message.
+//!
+//! Values come either from the row images of events, matched to fields by name, or straight from
+//! a codec through the layout's [`RowSink`], by field. Both go through the same `put`.
 
 use std::sync::Arc;
 
@@ -398,6 +401,8 @@ pub struct TypedLayout {
     images: u64,
     /// Whether the image begun last is an old one (`_before`).
     old_image: bool,
+    /// `images` when the last row ended: an image begun since belongs to an unfinished row.
+    images_of_rows: u64,
     zone: ServerZone,
     scratch: Scratch,
     /// The table as its DDL describes it, followed through the DDL events of the stream: it
@@ -438,6 +443,7 @@ impl TypedLayout {
             zone,
             images: 0,
             old_image: false,
+            images_of_rows: 0,
             scratch: Scratch::default(),
             stats: TypedStats::default(),
         })
@@ -599,6 +605,7 @@ impl RowSink for TypedLayout {
     }
 
     fn end_row(&mut self, had_old: bool) {
+        self.images_of_rows = self.images;
         self.before_valid.push(had_old);
         if !had_old {
             self.before_nulls_due += 1;
@@ -610,6 +617,10 @@ impl RowSink for TypedLayout {
     }
 
     fn truncate(&mut self, rows: usize) {
+        if rows == self.before_valid.len() && self.images == self.images_of_rows {
+            return;
+        }
+        self.images_of_rows = self.images;
         self.settle_before_nulls();
         for sink in self.fields.iter_mut().flat_map(|f| [&mut f.row, &mut f.before]) {
             sink.truncate(rows);

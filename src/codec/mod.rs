@@ -77,10 +77,10 @@ pub trait Codec: Send + Sync {
     /// message; the caller discards it.
     fn decode<'a>(&mut self, key: Option<&'a [u8]>, value: &'a [u8], out: &mut MessageEvents<'a>) -> FaultResult<()>;
 
-    /// Reads one message straight into `rows` where it can: returns false, having read nothing
-    /// into `out` or `rows`, for a message it leaves to [`Codec::decode`]. Otherwise the
-    /// message's events are in `out`, without images, and their rows in `rows`; on a fault `rows`
-    /// may hold part of the message, and the caller truncates it.
+    /// Reads one message straight into `rows` where it can: the message's events are in `out`,
+    /// without images, and their rows in `rows`. Returns false for a message it leaves to
+    /// [`Codec::decode`], found out before or part-way. After false or a fault, `rows` and `out`
+    /// may hold part of the message, which the caller takes back.
     fn decode_rows<'a>(
         &mut self,
         _key: Option<&'a [u8]>,

@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use super::cache::{ImageOrder, Kind, Outcome, State, Table, TableColumn};
 use super::checksum::RowChecksum;
-use super::decode::{finish_row, RowHeader, DDL_TYPES};
+use super::decode::{finish_put_row, finish_row, row_event, RowHeader, DDL_TYPES};
 use super::json::schema_event;
 use super::schema::{ColumnSchema, DataType, DefaultValue, IndexSchema, TableSchema};
 use crate::error::{Fault, FaultResult};
@@ -197,8 +197,6 @@ impl<'a> AvroCursor<'a> {
 pub struct AvroDecoder {
     /// The zone of the last TIMESTAMP value read (for checksums).
     location: String,
-    /// Which columns the image being put into a row sink has had, by schema position.
-    seen: Vec<bool>,
 }
 
 /// What a row message says before its images.
@@ -373,38 +371,29 @@ impl AvroDecoder {
         let fields = table.fields_in(rows);
         let data = match h.kind {
             EventKind::Delete => self.read_image(&mut cur, Some(table), order, out)?.is_some(),
-            _ => self.put_image(&mut cur, table, fields, rows, false)?,
+            _ => self.put_image(&mut cur, table, fields, order, rows, false)?,
         };
         let old = match h.kind {
             EventKind::Insert => self.read_image(&mut cur, Some(table), order, out)?.is_some(),
-            kind => self.put_image(&mut cur, table, fields, rows, kind == EventKind::Update)?,
+            kind => self.put_image(&mut cur, table, fields, order, rows, kind == EventKind::Update)?,
         };
-        let missing = |what: &str| Err(Fault::new(0, format!("{} message without {what}", h.kind.as_str())));
-        match h.kind {
-            EventKind::Delete if !old => return missing("old"),
-            EventKind::Insert | EventKind::Update if !data => return missing("data"),
-            _ => {}
-        }
+        let table_id = Some(h.table_id).filter(|&id| id != 0);
+        let event = row_event(h.kind, h.commit_ts, h.database.into(), h.table.into(), table_id, h.schema_version);
+        finish_put_row(event, data, old, rows, out)?;
         if !cur.at_end() {
             return Err(cur.fault("data after the message"));
         }
-        rows.end_row(h.kind == EventKind::Update && old);
-        let mut event = Event::new(h.kind, h.commit_ts);
-        event.schema = Some(Cow::Borrowed(h.database));
-        event.table = Some(Cow::Borrowed(h.table));
-        event.table_id = Some(h.table_id).filter(|&id| id != 0);
-        event.schema_version = Some(h.schema_version);
-        out.events.push(event);
         Ok(true)
     }
 
-    /// `[null, map<value union>]` straight into `rows` (an old image of an UPDATE when `old`):
-    /// [`Self::read_image`] with each value put to its field. Returns whether there was an image.
+    /// `[null, map<value union>]` straight into `rows` (an old image of an UPDATE when `old`),
+    /// each value put to its field. Returns whether there was an image.
     fn put_image(
         &mut self,
         cur: &mut AvroCursor<'_>,
         table: &Table,
         fields: &[Option<usize>],
+        order: &mut ImageOrder,
         rows: &mut dyn RowSink,
         old: bool,
     ) -> FaultResult<bool> {
@@ -412,32 +401,19 @@ impl AvroDecoder {
             return Ok(false);
         }
         rows.begin_image(old);
-        self.seen.clear();
-        self.seen.resize(table.columns.len(), false);
-        let mut nth = 0;
-        cur.each(|cur| {
-            let name_at = cur.offset();
-            let raw_name = cur.bytes()?;
-            let at = cur.offset();
-            let found = table.find_bytes(raw_name, nth);
-            nth += 1;
-            let Some(i) = found else {
-                std::str::from_utf8(raw_name).map_err(|_| Fault::new(name_at, "column name is not UTF-8"))?;
-                return self.read_value(cur, None).map(drop);
-            };
-            let column = &table.columns[i];
-            let value = self.read_value(cur, Some(column))?;
-            if std::mem::replace(&mut self.seen[i], true) {
-                return Err(Fault::new(name_at, format!("column {} appears twice", column.name)));
+        order.begin_marks(table.columns.len());
+        self.read_values(cur, Some(table), |i, _, name, value, name_at, at| {
+            if !order.mark(i) {
+                return Err(Fault::new(name_at, format!("column {name} appears twice")));
             }
-            rows.put(fields[i], &value, &column.name, at)
+            rows.put(fields[i], &value, name, at)
         })?;
         rows.end_image();
         Ok(true)
     }
 
-    /// `[null, map<value union>]`. Without a table (schema unknown yet) the values are checked and
-    /// dropped.
+    /// `[null, map<value union>]` into the event model. Without a table (schema unknown yet)
+    /// the values are checked and dropped.
     fn read_image<'a>(
         &mut self,
         cur: &mut AvroCursor<'a>,
@@ -449,6 +425,26 @@ impl AvroDecoder {
             return Ok(None);
         }
         let start = order.begin(table.map_or(0, |t| t.columns.len()), out);
+        self.read_values(cur, table, |i, column, name, value, name_at, at| {
+            let Some(c) = order.slot(out, start, i) else {
+                return Err(Fault::new(name_at, format!("column {name} appears twice")));
+            };
+            (c.name, c.ty, c.value, c.at) = (Cow::Borrowed(name), column.ty.clone(), value, at);
+            Ok(())
+        })?;
+        Ok(Some(order.finish(out, start)))
+    }
+
+    /// The map of an image: each value of a column of `table` goes to `each` with the column's
+    /// schema position and definition, its name as written, and the offsets of the name and the
+    /// value; other columns' values are checked and dropped.
+    #[inline(always)]
+    fn read_values<'a>(
+        &mut self,
+        cur: &mut AvroCursor<'a>,
+        table: Option<&Table>,
+        mut each: impl FnMut(usize, &TableColumn, &'a str, Value<'a>, usize, usize) -> FaultResult<()>,
+    ) -> FaultResult<()> {
         let mut nth = 0;
         cur.each(|cur| {
             let name_at = cur.offset();
@@ -456,21 +452,15 @@ impl AvroDecoder {
             let at = cur.offset();
             let found = table.and_then(|t| t.find_bytes(raw_name, nth).map(|i| (i, &t.columns[i])));
             nth += 1;
-            let name = match found {
-                // SAFETY: the bytes equal the column's name, a `String`, so they are UTF-8.
-                Some(_) => unsafe { std::str::from_utf8_unchecked(raw_name) },
-                None => std::str::from_utf8(raw_name).map_err(|_| Fault::new(name_at, "column name is not UTF-8"))?,
+            let Some((i, column)) = found else {
+                std::str::from_utf8(raw_name).map_err(|_| Fault::new(name_at, "column name is not UTF-8"))?;
+                return self.read_value(cur, None).map(drop);
             };
-            let value = self.read_value(cur, found.map(|(_, c)| c))?;
-            if let Some((i, column)) = found {
-                let Some(c) = order.slot(out, start, i) else {
-                    return Err(Fault::new(name_at, format!("column {name} appears twice")));
-                };
-                (c.name, c.ty, c.value, c.at) = (Cow::Borrowed(name), column.ty.clone(), value, at);
-            }
-            Ok(())
-        })?;
-        Ok(Some(order.finish(out, start)))
+            // SAFETY: the bytes equal the column's name, a `String`, so they are UTF-8.
+            let name = unsafe { std::str::from_utf8_unchecked(raw_name) };
+            let value = self.read_value(cur, Some(column))?;
+            each(i, column, name, value, name_at, at)
+        })
     }
 
     /// One map value: the union [null, long, float, double, string, bytes, Timestamp,

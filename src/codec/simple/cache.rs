@@ -331,6 +331,20 @@ impl ImageOrder {
         start
     }
 
+    /// Starts an image of a table with `n` columns whose values go straight to a row sink: only
+    /// which columns it has had is kept.
+    pub fn begin_marks(&mut self, n: usize) {
+        self.seen.clear();
+        self.seen.resize(n, false);
+    }
+
+    /// Marks schema column `index` as read in the image begun by [`Self::begin_marks`]; false
+    /// for a duplicate.
+    #[inline]
+    pub fn mark(&mut self, index: usize) -> bool {
+        !std::mem::replace(&mut self.seen[index], true)
+    }
+
     /// The slot of schema column `index` in the image begun at `start`; None for a duplicate.
     #[inline]
     pub fn slot<'o, 'a>(

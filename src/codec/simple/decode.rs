@@ -54,12 +54,8 @@ pub fn finish_row<'a>(
         let image = |r: &Option<std::ops::Range<usize>>| r.clone().map_or(&[][..], |r| &out.columns[r]);
         verify_row_checksum(checksum, image(&after), image(&before), location, 0)?;
     }
-    let mut event = Event::new(h.kind, h.commit_ts);
+    let mut event = row_event(h.kind, h.commit_ts, h.database, h.table, h.table_id, h.schema_version);
     event.keys = push_keys(table, after.clone().or(before.clone()).unwrap_or(0..0), out);
-    event.schema = Some(h.database);
-    event.table = Some(h.table);
-    event.table_id = h.table_id;
-    event.schema_version = Some(h.schema_version);
     event.handle_key_only = h.handle_key_only;
     event.claim_check = h.claim_check;
     event.start_ts = h.start_ts;
@@ -67,6 +63,43 @@ pub fn finish_row<'a>(
     event.before = before;
     out.events.push(event);
     Ok(())
+}
+
+/// Ends a row message read straight into `rows` (see [`RowSink`]): checks that it had the
+/// images its kind needs, as [`finish_row`] does, then ends its row and pushes its event.
+pub fn finish_put_row<'a>(
+    event: Event<'a>,
+    data: bool,
+    old: bool,
+    rows: &mut dyn RowSink,
+    out: &mut MessageEvents<'a>,
+) -> FaultResult<()> {
+    let missing = |what: &str| Err(Fault::new(0, format!("{} message without {what}", event.kind.as_str())));
+    match event.kind {
+        EventKind::Delete if !old => return missing("old"),
+        EventKind::Insert | EventKind::Update if !data => return missing("data"),
+        _ => {}
+    }
+    rows.end_row(event.kind == EventKind::Update && old);
+    out.events.push(event);
+    Ok(())
+}
+
+/// A row's event, before its images, keys and the fields only some rows have.
+pub fn row_event<'a>(
+    kind: EventKind,
+    commit_ts: u64,
+    database: Text<'a>,
+    table: Text<'a>,
+    table_id: Option<i64>,
+    schema_version: u64,
+) -> Event<'a> {
+    let mut event = Event::new(kind, commit_ts);
+    event.schema = Some(database);
+    event.table = Some(table);
+    event.table_id = table_id;
+    event.schema_version = Some(schema_version);
+    event
 }
 
 /// Pushes the key column names of `table` found in the image `columns` (else the schema's).
@@ -156,7 +189,7 @@ impl Codec for SimpleCodec {
     ) -> FaultResult<bool> {
         match self.encoding {
             Encoding::Avro => self.avro.decode_rows(&mut self.state, value, out, rows),
-            Encoding::Json => Ok(false),
+            Encoding::Json => self.json.decode_rows(&mut self.state, value, out, rows),
         }
     }
 

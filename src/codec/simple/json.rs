@@ -12,10 +12,10 @@ use base64::Engine;
 
 use super::cache::{ImageOrder, Kind, Outcome, State, Table, TableColumn};
 use super::checksum::RowChecksum;
-use super::decode::{finish_row, is_ddl_type, RowHeader};
+use super::decode::{finish_put_row, finish_row, is_ddl_type, row_event, RowHeader};
 use super::schema::TableSchema;
 use crate::error::{Fault, FaultResult};
-use crate::event::{Event, EventKind, MessageEvents, SpareBuffers, Text, Value};
+use crate::event::{Event, EventKind, MessageEvents, RowSink, SpareBuffers, Text, Value};
 use crate::json::JsonCursor;
 
 #[derive(Default)]
@@ -63,6 +63,138 @@ impl JsonDecoder {
         let outcome = self.read_message(&mut cur, state, value, out);
         std::mem::swap(cur.spare(), &mut out.spare);
         outcome
+    }
+
+    /// [`Codec::decode_rows`](crate::codec::Codec::decode_rows) for JSON: a row message of a
+    /// table whose schema version is known, read straight into `rows` as [`Self::decode`] reads
+    /// it. Its `type`, `database`, `table` and `schemaVersion` must come before its images (TiCDC
+    /// writes them so). A message that turns out otherwise (fields in another order, a claim
+    /// check, a handle-key-only image, a schema) is given up, to be read by `decode`: false,
+    /// and the driver takes back what was put. Not used when checksums are verified.
+    pub fn decode_rows<'a>(
+        &mut self,
+        state: &mut State,
+        value: &'a [u8],
+        out: &mut MessageEvents<'a>,
+        rows: &mut dyn RowSink,
+    ) -> FaultResult<bool> {
+        if state.verify_checksum {
+            return Ok(false);
+        }
+        let Ok(mut cur) = JsonCursor::new(value) else { return Ok(false) };
+        std::mem::swap(cur.spare(), &mut out.spare);
+        let read = self.put_message(&mut cur, state, out, rows);
+        std::mem::swap(cur.spare(), &mut out.spare);
+        read
+    }
+
+    fn put_message<'a>(
+        &mut self,
+        cur: &mut JsonCursor<'a>,
+        state: &mut State,
+        out: &mut MessageEvents<'a>,
+        rows: &mut dyn RowSink,
+    ) -> FaultResult<bool> {
+        let State { cache, order, .. } = state;
+        let (mut kind, mut database, mut table_name) = (None, None, None);
+        let (mut table_id, mut commit_ts, mut start_ts, mut schema_version) = (None, 0, None, 0);
+        let mut plan: Option<(&Table, &[Option<usize>])> = None;
+        let (mut data, mut old) = (false, false);
+        cur.begin_object()?;
+        let mut first = true;
+        while let Some(key) = cur.next_key(&mut first)? {
+            match key.as_ref() {
+                "type" => {
+                    kind = match cur.string()?.as_ref() {
+                        "INSERT" => Some(EventKind::Insert),
+                        "UPDATE" => Some(EventKind::Update),
+                        "DELETE" => Some(EventKind::Delete),
+                        _ => return Ok(false),
+                    }
+                }
+                "database" => database = Some(cur.string()?),
+                "table" => table_name = Some(cur.string()?),
+                "tableID" => table_id = Some(cur.i64()?),
+                "commitTs" => commit_ts = cur.u64()?,
+                "startTs" => start_ts = if cur.null()? { None } else { Some(cur.u64()?).filter(|&ts| ts != 0) },
+                "schemaVersion" => schema_version = cur.u64()?,
+                "checksum" => drop(read_checksum(cur)?),
+                "data" | "old" => {
+                    if cur.null()? {
+                        continue;
+                    }
+                    let (Some(kind), Some(db), Some(tb)) = (kind, &database, &table_name) else { return Ok(false) };
+                    let (table, fields) = match plan {
+                        Some(plan) => plan,
+                        None => match cache.get(db, tb, schema_version) {
+                            Some(table) if rows.takes(db, tb) => *plan.insert((table, table.fields_in(rows))),
+                            _ => return Ok(false),
+                        },
+                    };
+                    let is_data = key == "data";
+                    if std::mem::replace(if is_data { &mut data } else { &mut old }, true) {
+                        return Ok(false);
+                    }
+                    match (kind, is_data) {
+                        (EventKind::Insert, false) | (EventKind::Delete, true) => {
+                            self.read_image(cur, table, order, out)?;
+                        }
+                        _ => self.put_image(cur, table, fields, order, rows, kind == EventKind::Update && !is_data)?,
+                    }
+                }
+                "claimCheckLocation" | "sql" | "tableSchema" | "preTableSchema" => {
+                    if !cur.null()? {
+                        return Ok(false);
+                    }
+                }
+                "handleKeyOnly" => {
+                    if !cur.null()? && cur.bool()? {
+                        return Ok(false);
+                    }
+                }
+                _ => cur.skip_value()?,
+            }
+        }
+        if !cur.at_end() {
+            return Err(cur.fault("data after the message object"));
+        }
+        let (Some(kind), Some(database), Some(table_name), Some(_)) = (kind, database, table_name, plan) else {
+            return Ok(false);
+        };
+        let mut event = row_event(kind, commit_ts, database, table_name, table_id, schema_version);
+        event.start_ts = start_ts;
+        finish_put_row(event, data, old, rows, out)?;
+        Ok(true)
+    }
+
+    /// A row image straight into `rows` (an old image of an UPDATE when `old`), each value put
+    /// to its field.
+    fn put_image(
+        &mut self,
+        cur: &mut JsonCursor<'_>,
+        table: &Table,
+        fields: &[Option<usize>],
+        order: &mut ImageOrder,
+        rows: &mut dyn RowSink,
+        old: bool,
+    ) -> FaultResult<()> {
+        cur.begin_object()?;
+        rows.begin_image(old);
+        order.begin_marks(table.columns.len());
+        self.read_values(cur, table, |cur, i, _, name, value, at| {
+            if !order.mark(i) {
+                return Err(Fault::new(at, format!("column {name} appears twice")));
+            }
+            rows.put(fields[i], &value, &name, at)?;
+            match value {
+                Value::Text(Cow::Owned(text)) => cur.spare().give(text.into_bytes()),
+                Value::Bytes(Cow::Owned(bytes)) => cur.spare().give(bytes),
+                _ => {}
+            }
+            Ok(())
+        })?;
+        rows.end_image();
+        Ok(())
     }
 
     fn read_message<'a>(
@@ -173,28 +305,44 @@ impl JsonDecoder {
     ) -> FaultResult<Range<usize>> {
         cur.begin_object()?;
         let start = order.begin(table.columns.len(), out);
+        self.read_values(cur, table, |_, i, column, name, value, at| {
+            let Some(c) = order.slot(out, start, i) else {
+                return Err(Fault::new(at, format!("column {name} appears twice")));
+            };
+            (c.name, c.ty, c.value, c.at) = (name, column.ty.clone(), value, at);
+            Ok(())
+        })?;
+        Ok(order.finish(out, start))
+    }
+
+    /// The members of an image object, once it is open: each value of a column of `table` goes
+    /// to `each` with the column's schema position and definition, its name as written, and
+    /// the value's offset. Go reads the schema's columns only; others are skipped.
+    #[inline(always)]
+    fn read_values<'a>(
+        &mut self,
+        cur: &mut JsonCursor<'a>,
+        table: &Table,
+        mut each: impl FnMut(&mut JsonCursor<'a>, usize, &TableColumn, Text<'a>, Value<'a>, usize) -> FaultResult<()>,
+    ) -> FaultResult<()> {
         let mut first = true;
         let mut nth = 0;
         while let Some(name) = cur.next_key(&mut first)? {
             let found = table.find(&name, nth);
             nth += 1;
             let Some(i) = found else {
-                // Go reads the schema's columns only; others are ignored.
                 cur.skip_value()?;
                 continue;
             };
             let column = &table.columns[i];
             let at = cur.offset();
             let value = self.read_value(cur, column)?;
-            let Some(c) = order.slot(out, start, i) else {
-                return Err(Fault::new(at, format!("column {name} appears twice")));
-            };
-            (c.name, c.ty, c.value, c.at) = (name, column.ty.clone(), value, at);
+            each(cur, i, column, name, value, at)?;
         }
-        Ok(order.finish(out, start))
+        Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_value<'a>(&mut self, cur: &mut JsonCursor<'a>, column: &TableColumn) -> FaultResult<Value<'a>> {
         match cur.peek() {
             Some(b'"') => {

@@ -14,6 +14,13 @@
 //! ([`Kind`]), and the key columns. Row images come out in schema order, whatever order the
 //! message listed them in (JSON: alphabetical; Avro: Go map order).
 //!
+//! Into the typed layout, a row message of a known version goes another way: its values go
+//! straight to their output columns through the layout's [`RowSink`](crate::event::RowSink),
+//! each column's field resolved once per version (`Table::fields_in`), with no row image built.
+//! Both ways read and check values with the same functions; a message with a claim check, a
+//! handle-key-only image or a checksum to verify, or a JSON message whose header does not come
+//! before its images, goes the first way.
+//!
 //! Type texts are interned for the life of the process (a bounded set, see `cache::intern`) so that
 //! every decoded column can borrow its type without an allocation per value.
 
