@@ -273,9 +273,9 @@ impl<'a> MessageEvents<'a> {
 /// field once per schema version ([`RowSink::field`]) and then puts every value by field, so a
 /// value goes from the wire to its column with no name matching and no row model between them.
 ///
-/// A message goes this way only when the codec can read it whole into the sink; it says so before
-/// putting anything ([`crate::codec::Codec::decode_rows`]). The events it pushes carry no images.
-/// A message that fails part-way is undone by the driver with [`RowSink::truncate`].
+/// A codec may give a message up, before or part-way through, to read it the general way
+/// ([`crate::codec::Codec::decode_rows`]). The events it pushes carry no images. A message that is
+/// given up or fails part-way is undone by the driver with [`RowSink::truncate`].
 pub trait RowSink {
     /// Whether rows of `schema`.`table` go to this sink.
     fn takes(&self, schema: &str, table: &str) -> bool;

@@ -231,10 +231,31 @@ fn read_dml_header<'a>(cur: &mut AvroCursor<'a>) -> FaultResult<DmlHeader<'a>> {
 
 /// The header of a row message, when the message is one and its header reads without a fault.
 fn dml_header<'a>(cur: &mut AvroCursor<'a>) -> Option<DmlHeader<'a>> {
-    let (branch, kind, payload) = (cur.long().ok()?, cur.index(4, "").ok()?, cur.index(4, "").ok()?);
-    (branch == MESSAGE_BRANCH && kind == 3 && payload == 3).then_some(())?;
+    (read_payload_branch(cur).ok()? == DML_PAYLOAD).then_some(())?;
     read_dml_header(cur).ok()
 }
+
+/// The payload branch of a message (watermark, bootstrap, DDL or [`DML_PAYLOAD`]), after the
+/// top-level union branch and the message type that must name the same payload.
+fn read_payload_branch(cur: &mut AvroCursor<'_>) -> FaultResult<usize> {
+    let branch = cur.long()?;
+    if branch != MESSAGE_BRANCH {
+        return Err(Fault::new(
+            0,
+            format!("top-level union branch {branch} is not the Simple message record ({MESSAGE_BRANCH})"),
+        ));
+    }
+    let kind = cur.index(4, "message type")?;
+    let payload_at = cur.offset();
+    let payload = cur.index(4, "payload")?;
+    if payload != kind {
+        return Err(Fault::new(payload_at, format!("payload branch {payload} does not match message type {kind}")));
+    }
+    Ok(payload)
+}
+
+/// The payload branch of a row message.
+const DML_PAYLOAD: usize = 3;
 
 impl AvroDecoder {
     pub fn decode<'a>(
@@ -244,19 +265,7 @@ impl AvroDecoder {
         out: &mut MessageEvents<'a>,
     ) -> FaultResult<Outcome> {
         let mut cur = AvroCursor::new(value);
-        let branch = cur.long()?;
-        if branch != MESSAGE_BRANCH {
-            return Err(Fault::new(
-                0,
-                format!("top-level union branch {branch} is not the Simple message record ({MESSAGE_BRANCH})"),
-            ));
-        }
-        let kind = cur.index(4, "message type")?;
-        let payload_at = cur.offset();
-        let payload = cur.index(4, "payload")?;
-        if payload != kind {
-            return Err(Fault::new(payload_at, format!("payload branch {payload} does not match message type {kind}")));
-        }
+        let payload = read_payload_branch(&mut cur)?;
         let mut learnt = Vec::new();
         let outcome = match payload {
             0 => {

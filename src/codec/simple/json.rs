@@ -116,7 +116,7 @@ impl JsonDecoder {
                 "table" => table_name = Some(cur.string()?),
                 "tableID" => table_id = Some(cur.i64()?),
                 "commitTs" => commit_ts = cur.u64()?,
-                "startTs" => start_ts = if cur.null()? { None } else { Some(cur.u64()?).filter(|&ts| ts != 0) },
+                "startTs" => start_ts = read_start_ts(cur)?,
                 "schemaVersion" => schema_version = cur.u64()?,
                 "checksum" => drop(read_checksum(cur)?),
                 "data" | "old" => {
@@ -231,9 +231,7 @@ impl JsonDecoder {
                 "tableID" => h.table_id = Some(cur.i64()?),
                 "sql" => h.sql = Some(cur.string()?),
                 "commitTs" => h.commit_ts = cur.u64()?,
-                // TiCDC's `simple-include-start-ts` (DML only; pingcap/ticdc#6143).
-                // TiCDC writes no `startTs` when it is 0 (`omitempty`), and reads 0 as none.
-                "startTs" => h.start_ts = if cur.null()? { None } else { Some(cur.u64()?).filter(|&ts| ts != 0) },
+                "startTs" => h.start_ts = read_start_ts(cur)?,
                 "schemaVersion" => h.schema_version = cur.u64()?,
                 "claimCheckLocation" => h.claim_check = if cur.null()? { None } else { Some(cur.string()?) },
                 "handleKeyOnly" => h.handle_key_only = !cur.null()? && cur.bool()?,
@@ -512,6 +510,12 @@ fn convert<'a>(column: &TableColumn, text: Text<'a>, at: usize, spare: &mut Spar
         }
         Kind::Timestamp | Kind::Text => Value::Text(text),
     })
+}
+
+/// `startTs`: TiCDC's `simple-include-start-ts` (DML only; pingcap/ticdc#6143). TiCDC writes
+/// no `startTs` when it is 0 (`omitempty`), and reads 0 as none.
+fn read_start_ts(cur: &mut JsonCursor<'_>) -> FaultResult<Option<u64>> {
+    Ok(if cur.null()? { None } else { Some(cur.u64()?).filter(|&ts| ts != 0) })
 }
 
 fn read_checksum(cur: &mut JsonCursor<'_>) -> FaultResult<Option<RowChecksum>> {
