@@ -11,7 +11,7 @@ use super::{
 };
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{flag, ColumnType, Event, EventKind, MessageEvents, Text, Value};
+use crate::event::{flag, ColumnType, Event, EventKind, MessageEvents, RowSink, Value};
 use crate::schema::mysql::MySqlType;
 
 #[derive(Default)]
@@ -24,11 +24,13 @@ pub struct CraftCodec {
     headers: Headers,
     /// Value lengths of the column group being read.
     lengths: Vec<i64>,
+    /// The output field of each column of the last description, for [`Codec::decode_rows`].
+    fields: Vec<Option<usize>>,
     /// The buffer of [`GroupReader::described`], kept empty between messages.
     described: Vec<GroupColumn<'static>>,
 }
 
-/// The header columns, one entry per event.
+/// The headers of one message, one entry per event.
 #[derive(Default)]
 struct Headers {
     ts: Vec<u64>,
@@ -53,11 +55,29 @@ impl<'a> Terms<'_, 'a> {
     }
 
     /// A header name: -1 is no name.
-    fn nullable(&self, id: i64, at: usize) -> FaultResult<Option<Text<'a>>> {
+    fn nullable(&self, id: i64, at: usize) -> FaultResult<Option<&'a str>> {
         if id == -1 {
             return Ok(None);
         }
-        self.get(id, at).map(|s| Some(Cow::Borrowed(s)))
+        self.get(id, at).map(Some)
+    }
+}
+
+/// A message read from both ends: where its parts are, once the size tables, the term dictionary
+/// and the headers (left in the codec) are read.
+struct Frame<'a> {
+    /// Where the headers start, just after the version.
+    start: usize,
+    /// Where the size tables start.
+    tables_start: usize,
+    regions: Regions,
+    /// The term dictionary's text.
+    text: &'a str,
+}
+
+impl Frame<'_> {
+    fn events(&self) -> usize {
+        self.regions.body_sizes.len()
     }
 }
 
@@ -67,30 +87,17 @@ impl Codec for CraftCodec {
     }
 
     fn decode<'a>(&mut self, _key: Option<&'a [u8]>, value: &'a [u8], out: &mut MessageEvents<'a>) -> FaultResult<()> {
-        let mut cur = Cursor::new(value);
-        let version = cur.uvarint()?;
-        if version < VERSION {
-            return Err(Fault::new(0, format!("unexpected craft version {version}")));
-        }
-        let start = cur.offset();
-        let tables_start = self.read_size_tables(value, start)?;
-        let layout = self.layout(start, tables_start)?;
-        let text = self.read_dictionary(value, layout.bodies.end, layout.dictionary_end)?;
-        let terms = Terms { text, spans: &self.terms };
-        let n = layout.body_sizes.len();
-        let header = Cursor::window(value, start, layout.bodies.start, "headers")?;
-        let h = &mut self.headers;
-        read_headers(header, n, h)?;
-
+        let frame = self.read_frame(value)?;
+        let (start, tables_start) = (frame.start, frame.tables_start);
+        let terms = Terms { text: frame.text, spans: &self.terms };
+        let h = &self.headers;
         let mut groups = GroupReader::new(&terms, &mut self.lengths, recycle(std::mem::take(&mut self.described)));
-        let mut body_start = layout.bodies.start;
-        for i in 0..n {
-            let body_len = self.sizes[layout.body_sizes.start + i] as usize;
-            let mut body = Cursor::window(value, body_start, body_start + body_len, "event body")?;
-            body_start += body_len;
+        let mut bodies = Bodies::new(value, &frame, &self.sizes);
+        for i in 0..frame.events() {
+            let mut body = bodies.next()?;
             let ts = h.ts[i];
-            let schema = terms.nullable(h.schemas[i], start)?;
-            let table = terms.nullable(h.tables[i], start)?;
+            let schema = terms.nullable(h.schemas[i], start)?.map(Cow::Borrowed);
+            let table = terms.nullable(h.tables[i], start)?.map(Cow::Borrowed);
             match h.kinds[i] {
                 EVENT_RESOLVED => out.events.push(Event::new(EventKind::Watermark, ts)),
                 EVENT_DDL => {
@@ -106,10 +113,7 @@ impl Codec for CraftCodec {
                     out.events.push(ev);
                 }
                 EVENT_ROW => {
-                    let group_sizes =
-                        self.tables.get(FIRST_GROUP_TABLE + i).map(|r| &self.sizes[r.clone()]).ok_or_else(|| {
-                            Fault::new(tables_start, format!("no column-group size table for row event {i}"))
-                        })?;
+                    let group_sizes = group_sizes(&self.tables, &self.sizes, i, tables_start)?;
                     let mut ev = Event::new(EventKind::Insert, ts);
                     ev.schema = schema;
                     ev.table = table;
@@ -124,6 +128,115 @@ impl Codec for CraftCodec {
         self.described = recycle(groups.described);
         Ok(())
     }
+
+    /// A message whose events are all rows of the sink's table goes straight into the sink. Any
+    /// other message, and any message that fails, is left to [`Codec::decode`], which reports
+    /// the fault as it always has: failing messages are rare, and one reader of errors keeps
+    /// their offsets and wording in one place.
+    fn decode_rows<'a>(
+        &mut self,
+        _key: Option<&'a [u8]>,
+        value: &'a [u8],
+        out: &mut MessageEvents<'a>,
+        rows: &mut dyn RowSink,
+    ) -> FaultResult<bool> {
+        Ok(self.put_message(value, out, rows).unwrap_or(false))
+    }
+}
+
+impl CraftCodec {
+    /// Reads a message's version, size tables, term dictionary and headers.
+    fn read_frame<'a>(&mut self, value: &'a [u8]) -> FaultResult<Frame<'a>> {
+        let mut cur = Cursor::new(value);
+        let version = cur.uvarint()?;
+        if version < VERSION {
+            return Err(Fault::new(0, format!("unexpected craft version {version}")));
+        }
+        let start = cur.offset();
+        let tables_start = self.read_size_tables(value, start)?;
+        let regions = self.layout(start, tables_start)?;
+        let text = self.read_dictionary(value, regions.bodies.end, regions.dictionary_end)?;
+        let header = Cursor::window(value, start, regions.bodies.start, "headers")?;
+        read_headers(header, regions.body_sizes.len(), &mut self.headers)?;
+        Ok(Frame { start, tables_start, regions, text })
+    }
+
+    /// [`Codec::decode_rows`]: false when an event is not a row of a table `rows` takes, or
+    /// when an UPDATE's old image describes its columns otherwise than its new image (their
+    /// types are then compared, by `decode`).
+    fn put_message<'a>(
+        &mut self,
+        value: &'a [u8],
+        out: &mut MessageEvents<'a>,
+        rows: &mut dyn RowSink,
+    ) -> FaultResult<bool> {
+        let frame = self.read_frame(value)?;
+        let terms = Terms { text: frame.text, spans: &self.terms };
+        let h = &self.headers;
+        let mut taken = None;
+        for i in 0..frame.events() {
+            let names = (h.schemas[i], h.tables[i]);
+            if h.kinds[i] != EVENT_ROW {
+                return Ok(false);
+            }
+            if taken != Some(names) {
+                let schema = terms.nullable(names.0, frame.start)?;
+                let table = terms.nullable(names.1, frame.start)?;
+                match (schema, table) {
+                    (Some(schema), Some(table)) if rows.takes(schema, table) => taken = Some(names),
+                    _ => return Ok(false),
+                }
+            }
+        }
+        let mut groups = GroupReader::new(&terms, &mut self.lengths, recycle(std::mem::take(&mut self.described)));
+        let mut bodies = Bodies::new(value, &frame, &self.sizes);
+        for i in 0..frame.events() {
+            let mut body = bodies.next()?;
+            let group_sizes = group_sizes(&self.tables, &self.sizes, i, frame.tables_start)?;
+            let kind = match put_row(&mut body, group_sizes, &mut groups, &mut self.fields, rows)? {
+                PutRow::Row(kind) => kind,
+                PutRow::NoChange => continue,
+                PutRow::GivenUp => return Ok(false),
+            };
+            let mut ev = Event::new(kind, h.ts[i]);
+            ev.schema = terms.nullable(h.schemas[i], frame.start)?.map(Cow::Borrowed);
+            ev.table = terms.nullable(h.tables[i], frame.start)?.map(Cow::Borrowed);
+            ev.partition_id = Some(h.partitions[i]).filter(|&p| p >= 0);
+            out.events.push(ev);
+        }
+        self.described = recycle(groups.described);
+        Ok(true)
+    }
+}
+
+/// The event bodies of a message, back to back, each a window of the size its table gives.
+struct Bodies<'f, 'a> {
+    value: &'a [u8],
+    sizes: std::slice::Iter<'f, i64>,
+    start: usize,
+}
+
+impl<'f, 'a> Bodies<'f, 'a> {
+    fn new(value: &'a [u8], frame: &Frame<'_>, sizes: &'f [i64]) -> Self {
+        let sizes = sizes[frame.regions.body_sizes.clone()].iter();
+        Bodies { value, sizes, start: frame.regions.bodies.start }
+    }
+
+    /// The next body (the size tables list exactly one per event, each checked to fit).
+    fn next(&mut self) -> FaultResult<Cursor<'a>> {
+        let len = self.sizes.next().map_or(0, |&len| len as usize);
+        let body = Cursor::window(self.value, self.start, self.start + len, "event body")?;
+        self.start += len;
+        Ok(body)
+    }
+}
+
+/// The column-group sizes of row event `i`.
+fn group_sizes<'s>(tables: &[Range<usize>], sizes: &'s [i64], i: usize, tables_start: usize) -> FaultResult<&'s [i64]> {
+    tables
+        .get(FIRST_GROUP_TABLE + i)
+        .map(|r| &sizes[r.clone()])
+        .ok_or_else(|| Fault::new(tables_start, format!("no column-group size table for row event {i}")))
 }
 
 /// The allocation of `v`, emptied, for columns borrowing from another message: an empty vector
@@ -229,6 +342,37 @@ impl CraftCodec {
     }
 }
 
+/// The column groups of one row event, by type: its new image and its old one.
+struct RowGroups<'a> {
+    new: Option<Cursor<'a>>,
+    old: Option<Cursor<'a>>,
+}
+
+/// Splits a row event's body into its column groups (after each group's type byte).
+fn split_groups<'a>(body: &mut Cursor<'a>, group_sizes: &[i64]) -> FaultResult<RowGroups<'a>> {
+    let mut groups = RowGroups { new: None, old: None };
+    let mut sizes = group_sizes.iter();
+    while !body.is_empty() {
+        let at = body.offset();
+        let Some(&size) = sizes.next() else {
+            return Err(Fault::new(at, "row body holds more column groups than its size table lists"));
+        };
+        let size = usize::try_from(size).map_err(|_| Fault::new(at, "negative column group size"))?;
+        let mut group = body.split(size, "column group")?;
+        let kind = group.u8()?;
+        let slot = match kind {
+            GROUP_NEW => &mut groups.new,
+            GROUP_OLD => &mut groups.old,
+            other => return Err(Fault::new(at, format!("unknown column group type {other}"))),
+        };
+        if slot.is_some() {
+            return Err(Fault::new(at, format!("column group type {kind} appears twice in one row")));
+        }
+        *slot = Some(group);
+    }
+    Ok(groups)
+}
+
 /// Reads the column groups of one row event into `out`, setting the event's kind, images
 /// and keys. Returns false for a row event without column groups: an empty row change, which
 /// TiCDC v5.2.0 wrote for transactions whose changes cancel out (`newRowChangedMessage`); it has
@@ -240,28 +384,11 @@ fn read_row<'a>(
     ev: &mut Event<'a>,
     out: &mut MessageEvents<'a>,
 ) -> FaultResult<bool> {
-    let mut groups = group_sizes.iter();
-    while !body.is_empty() {
-        let at = body.offset();
-        let Some(&size) = groups.next() else {
-            return Err(Fault::new(at, "row body holds more column groups than its size table lists"));
-        };
-        let size = usize::try_from(size).map_err(|_| Fault::new(at, "negative column group size"))?;
-        let mut group = body.split(size, "column group")?;
-        let kind = group.u8()?;
-        let slot = match kind {
-            GROUP_NEW => &mut ev.after,
-            GROUP_OLD => &mut ev.before,
-            other => return Err(Fault::new(at, format!("unknown column group type {other}"))),
-        };
-        if slot.is_some() {
-            return Err(Fault::new(at, format!("column group type {kind} appears twice in one row")));
+    let groups = split_groups(body, group_sizes)?;
+    for (group, slot) in [(groups.new, &mut ev.after), (groups.old, &mut ev.before)] {
+        if let Some(mut group) = group {
+            *slot = Some(reader.read(&mut group, out)?);
         }
-        let columns = reader.read(&mut group, out)?;
-        if !group.is_empty() {
-            return Err(group.fault("column group has trailing bytes"));
-        }
-        *slot = Some(columns);
     }
     ev.kind = match (&ev.after, &ev.before) {
         (Some(after), Some(before)) => {
@@ -281,6 +408,44 @@ fn read_row<'a>(
     }
     ev.keys = keys_from..out.keys.len();
     Ok(true)
+}
+
+/// What [`put_row`] made of a row event.
+enum PutRow {
+    Row(EventKind),
+    /// No column groups (see [`read_row`]): no event.
+    NoChange,
+    /// An UPDATE whose old image is described otherwise than its new one.
+    GivenUp,
+}
+
+/// Puts the column groups of one row event into `rows`: the new image, or a DELETE's old one, as
+/// the row, and an UPDATE's old image as its `_before`.
+fn put_row<'a>(
+    body: &mut Cursor<'a>,
+    group_sizes: &[i64],
+    reader: &mut GroupReader<'_, 'a>,
+    fields: &mut Vec<Option<usize>>,
+    rows: &mut dyn RowSink,
+) -> FaultResult<PutRow> {
+    let (mut row, old, kind) = match split_groups(body, group_sizes)? {
+        RowGroups { new: Some(new), old: Some(old) } => (new, Some(old), EventKind::Update),
+        RowGroups { new: Some(new), old: None } => (new, None, EventKind::Insert),
+        RowGroups { new: None, old: Some(old) } => (old, None, EventKind::Delete),
+        RowGroups { new: None, old: None } => return Ok(PutRow::NoChange),
+    };
+    rows.begin_image(false);
+    reader.put(&mut row, fields, rows)?;
+    rows.end_image();
+    if let Some(mut old) = old {
+        rows.begin_image(true);
+        if !reader.put(&mut old, fields, rows)? {
+            return Ok(PutRow::GivenUp);
+        }
+        rows.end_image();
+    }
+    rows.end_row(kind == EventKind::Update);
+    Ok(PutRow::Row(kind))
 }
 
 fn read_headers(mut cur: Cursor<'_>, n: usize, h: &mut Headers) -> FaultResult<()> {
@@ -320,7 +485,8 @@ fn delta_varints(cur: &mut Cursor<'_>, n: usize, out: &mut Vec<i64>) -> FaultRes
 /// Reads the column groups of one message. The rows of a table in one message describe their
 /// columns with the same bytes (names as term ids of the message's dictionary, types, flags), so
 /// a group whose description repeats the last one's byte for byte reuses what was read from it:
-/// only its values are read.
+/// only its values are read. For the direct path, each column's output field is resolved once
+/// per description: that is the plan per (table, wire column order), made once per message.
 struct GroupReader<'t, 'a> {
     terms: &'t Terms<'t, 'a>,
     /// Value lengths of the group being read.
@@ -328,6 +494,8 @@ struct GroupReader<'t, 'a> {
     /// The columns the last description read describes, and where in the message it was.
     described: Vec<GroupColumn<'a>>,
     description: Range<usize>,
+    /// The description the fields of [`GroupReader::put`] were resolved for.
+    fields_of: Option<Range<usize>>,
 }
 
 /// A column as a group's description gives it.
@@ -338,13 +506,77 @@ struct GroupColumn<'a> {
     flags: u64,
 }
 
+impl GroupColumn<'_> {
+    fn unsigned(&self) -> bool {
+        self.flags & flag::UNSIGNED != 0
+    }
+
+    fn binary(&self) -> bool {
+        self.flags & flag::BINARY != 0 && self.base.is_string()
+    }
+}
+
 impl<'t, 'a> GroupReader<'t, 'a> {
     fn new(terms: &'t Terms<'t, 'a>, lengths: &'t mut Vec<i64>, described: Vec<GroupColumn<'a>>) -> Self {
-        GroupReader { terms, lengths, described, description: 0..0 }
+        GroupReader { terms, lengths, described, description: 0..0, fields_of: None }
     }
 
     /// Reads one column group (after its type byte) into `out.columns`, returning its range.
     fn read(&mut self, cur: &mut Cursor<'a>, out: &mut MessageEvents<'a>) -> FaultResult<Range<usize>> {
+        self.read_header(cur)?;
+        let from = out.columns.len();
+        for (d, &len) in self.described.iter().zip(self.lengths.iter()) {
+            let at = cur.offset();
+            // Filled in place (see `MessageEvents::push_column`).
+            let c = out.push_column();
+            c.name = Cow::Borrowed(d.name);
+            c.ty = ColumnType {
+                base: d.base,
+                unsigned: d.unsigned(),
+                binary: d.binary(),
+                text: None,
+                flags: Some(d.flags),
+            };
+            c.at = at;
+            if len != -1 {
+                let bytes = cur.take(len as usize, "column value")?;
+                decode_value(d, bytes, at, &mut c.value)?;
+            }
+        }
+        whole_group(cur)?;
+        Ok(from..out.columns.len())
+    }
+
+    /// Puts one column group (after its type byte) into `rows`, each value into its field.
+    /// Returns whether its description repeats the last group's.
+    fn put(
+        &mut self,
+        cur: &mut Cursor<'a>,
+        fields: &mut Vec<Option<usize>>,
+        rows: &mut dyn RowSink,
+    ) -> FaultResult<bool> {
+        let repeated = self.read_header(cur)?;
+        if self.fields_of.as_ref() != Some(&self.description) {
+            fields.clear();
+            fields.extend(self.described.iter().map(|d| rows.field(d.name)));
+            self.fields_of = Some(self.description.clone());
+        }
+        for ((d, &len), &field) in self.described.iter().zip(self.lengths.iter()).zip(fields.iter()) {
+            let at = cur.offset();
+            let mut value = Value::Null;
+            if len != -1 {
+                let bytes = cur.take(len as usize, "column value")?;
+                decode_value(d, bytes, at, &mut value)?;
+            }
+            rows.put(field, &value, d.name, at)?;
+        }
+        whole_group(cur)?;
+        Ok(repeated)
+    }
+
+    /// Reads a group's column count, its description unless it repeats the last one, and its
+    /// value lengths. Returns whether the description repeated.
+    fn read_header(&mut self, cur: &mut Cursor<'a>) -> FaultResult<bool> {
         let m = cur.count(MIN_COLUMN_BYTES, "column count")?;
         let repeated =
             !self.description.is_empty() && self.described.len() == m && cur.skip_repeat(self.description.clone());
@@ -364,26 +596,7 @@ impl<'t, 'a> GroupReader<'t, 'a> {
             }
             lengths.push(len);
         }
-        let from = out.columns.len();
-        for (d, &len) in self.described.iter().zip(lengths.iter()) {
-            let at = cur.offset();
-            // Filled in place (see `MessageEvents::push_column`).
-            let c = out.push_column();
-            c.name = Cow::Borrowed(d.name);
-            c.ty = ColumnType {
-                base: d.base,
-                unsigned: d.flags & flag::UNSIGNED != 0,
-                binary: d.flags & flag::BINARY != 0 && d.base.is_string(),
-                text: None,
-                flags: Some(d.flags),
-            };
-            c.at = at;
-            if len != -1 {
-                let bytes = cur.take(len as usize, "column value")?;
-                decode_value(&c.ty, bytes, at, &mut c.value)?;
-            }
-        }
-        Ok(from..out.columns.len())
+        Ok(repeated)
     }
 
     /// Reads the name, type and flag chunks of `m` columns into `self.described`.
@@ -408,6 +621,14 @@ impl<'t, 'a> GroupReader<'t, 'a> {
     }
 }
 
+fn whole_group(group: &Cursor<'_>) -> FaultResult<()> {
+    if group.is_empty() {
+        Ok(())
+    } else {
+        Err(group.fault("column group has trailing bytes"))
+    }
+}
+
 /// The base type of a wire type code. 0 is TiDB's "unspecified" (not MySQL's old DECIMAL), whose
 /// values Go reads as NULL.
 fn base_type(code: u64) -> MySqlType {
@@ -421,7 +642,8 @@ fn base_type(code: u64) -> MySqlType {
 /// A column value from its bytes in the values chunk (`craft.md` §4), stored into `out`. (Stored
 /// rather than returned: a returned `Result<Value, _>` travels through memory, and the caller's
 /// copy of it stalled on store forwarding once per value.)
-fn decode_value<'a>(ty: &ColumnType<'a>, bytes: &'a [u8], at: usize, out: &mut Value<'a>) -> FaultResult<()> {
+#[inline(always)]
+fn decode_value<'a>(column: &GroupColumn<'_>, bytes: &'a [u8], at: usize, out: &mut Value<'a>) -> FaultResult<()> {
     use MySqlType as T;
     let mut cur = Cursor::window(bytes, 0, bytes.len(), "value")?;
     let whole = |cur: &Cursor<'_>| {
@@ -432,8 +654,8 @@ fn decode_value<'a>(ty: &ColumnType<'a>, bytes: &'a [u8], at: usize, out: &mut V
         }
     };
     let relocate = |f: Fault| Fault::new(at + f.offset, f.reason);
-    match ty.base {
-        T::TinyInt | T::SmallInt | T::MediumInt | T::Int | T::BigInt if ty.unsigned => {
+    match column.base {
+        T::TinyInt | T::SmallInt | T::MediumInt | T::Int | T::BigInt if column.unsigned() => {
             *out = Value::UInt(cur.uvarint().map_err(relocate)?);
             whole(&cur)
         }
@@ -454,7 +676,7 @@ fn decode_value<'a>(ty: &ColumnType<'a>, bytes: &'a [u8], at: usize, out: &mut V
             *out = Value::Float64(cur.f64().map_err(relocate)?);
             whole(&cur)
         }
-        T::Char | T::VarChar | T::TinyText | T::Text | T::MediumText | T::LongText if ty.binary => {
+        T::Char | T::VarChar | T::TinyText | T::Text | T::MediumText | T::LongText if column.binary() => {
             *out = Value::Bytes(Cow::Borrowed(bytes));
             Ok(())
         }
