@@ -5,7 +5,7 @@
 //! Random INSERT/UPDATE/DELETE rows of `shop.orders` are encoded, then decoded typed twice: as
 //! encoded, which the direct path reads, and with one row of another table added to each message,
 //! which sends the message the general way (the other table's row is filtered out). Both must
-//! give the same batches (but for the error text and raw value of a failed message, whose bytes
+//! give the same batches (but for the error text and raw key and value of a failed message, whose bytes
 //! differ) and the same error count. `qty` is declared int8 so that many rows do
 //! not fit and fail whole; `extra` is not declared (dropped) and `missing` is not on the wire.
 
@@ -146,7 +146,8 @@ fn events(
     out
 }
 
-fn encode(protocol: Protocol, events: &MessageEvents<'_>, batch: usize) -> Vec<Vec<u8>> {
+/// The records' (key, value) pairs.
+fn encode(protocol: Protocol, events: &MessageEvents<'_>, batch: usize) -> Vec<(Option<Vec<u8>>, Vec<u8>)> {
     let options = EncodeOptions { max_batch_size: batch, output_old_value: true, ..Default::default() };
     let mut encoder = protocol.encoder(&options).unwrap();
     let mut records = Vec::new();
@@ -154,12 +155,15 @@ fn encode(protocol: Protocol, events: &MessageEvents<'_>, batch: usize) -> Vec<V
         encoder.encode(events, e, &mut records).unwrap();
     }
     encoder.flush(&mut records).unwrap();
-    records.into_iter().map(|r| r.value).collect()
+    records.into_iter().map(|r| (r.key, r.value)).collect()
 }
 
-fn input(values: &[Vec<u8>]) -> RecordBatch {
-    let schema = Schema::new(vec![Field::new("value", DataType::Binary, true)]);
-    RecordBatch::try_new(Arc::new(schema), vec![Arc::new(BinaryArray::from_iter_values(values))]).unwrap()
+fn input(records: &[(Option<Vec<u8>>, Vec<u8>)]) -> RecordBatch {
+    let schema =
+        Schema::new(vec![Field::new("key", DataType::Binary, true), Field::new("value", DataType::Binary, true)]);
+    let keys = BinaryArray::from_iter(records.iter().map(|(k, _)| k.as_deref()));
+    let values = BinaryArray::from_iter_values(records.iter().map(|(_, v)| v));
+    RecordBatch::try_new(Arc::new(schema), vec![Arc::new(keys), Arc::new(values)]).unwrap()
 }
 
 fn decoder(protocol: Protocol, views: bool) -> BatchDecoder {
@@ -173,10 +177,11 @@ fn decoder(protocol: Protocol, views: bool) -> BatchDecoder {
     .unwrap()
 }
 
-/// The batch without its error text and raw value, which name offsets and bytes of the message.
+/// The batch without its error text and raw key and value, which name offsets and bytes of the
+/// message.
 fn comparable(batch: RecordBatch) -> RecordBatch {
     let keep: Vec<usize> = (0..batch.num_columns())
-        .filter(|&i| !matches!(batch.schema().field(i).name().as_str(), "_error" | "_raw_value"))
+        .filter(|&i| !matches!(batch.schema().field(i).name().as_str(), "_error" | "_raw_key" | "_raw_value"))
         .collect();
     batch.project(&keep).unwrap()
 }
@@ -195,7 +200,7 @@ proptest! {
         split in 0usize..40,
         views in any::<bool>(),
     ) {
-        for protocol in [Protocol::Craft] {
+        for protocol in [Protocol::Craft, Protocol::Open] {
             let straight = encode(protocol, &events(&changes, batch, false), batch);
             let general = encode(protocol, &events(&changes, batch, true), batch + 1);
             prop_assert_eq!(straight.len(), general.len());

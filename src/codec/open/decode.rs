@@ -15,7 +15,8 @@ use super::{gotext, read_u64, BATCH_VERSION, TYPE_DDL, TYPE_RESOLVED, TYPE_ROW};
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
 use crate::event::{
-    flag, push_empty_column, same_name, Column, ColumnType, Event, EventKind, MessageEvents, SpareBuffers, Text, Value,
+    flag, push_empty_column, same_name, Column, ColumnType, Event, EventKind, MessageEvents, RowSink, SpareBuffers,
+    Text, Value,
 };
 use crate::input::Compression;
 use crate::json::JsonCursor;
@@ -32,11 +33,12 @@ const GO_BASE64: GeneralPurpose = GeneralPurpose::new(
 pub struct OpenCodec {
     compression: Compression,
     headers: ColumnHeaders,
+    plan: FieldPlan,
 }
 
 impl OpenCodec {
     pub fn new(compression: Compression) -> Self {
-        OpenCodec { compression, headers: ColumnHeaders::default() }
+        OpenCodec { compression, headers: ColumnHeaders::default(), plan: FieldPlan::default() }
     }
 }
 
@@ -47,26 +49,62 @@ impl Codec for OpenCodec {
 
     fn decode<'a>(&mut self, key: Option<&'a [u8]>, value: &'a [u8], out: &mut MessageEvents<'a>) -> FaultResult<()> {
         let key = key.ok_or_else(|| Fault::new(0, "open protocol message without a key"))?;
+        let mut pairs = Pairs::new(key, value)?;
+        while let Some((key_item, value_item)) = pairs.next()? {
+            self.decode_event(key_item, value_item, out)?;
+        }
+        Ok(())
+    }
+
+    /// An uncompressed message whose events are all row changes of the sink's table goes
+    /// straight into the sink, when each is as TiCDC writes it: `u`, `u` then a whole `p` whose
+    /// columns are the new row's in its order, or `d`. Any other message (a DDL, a claim check,
+    /// an old image of only the changed columns), and any message that fails, is left to
+    /// [`Codec::decode`], which reports the fault as it always has.
+    fn decode_rows<'a>(
+        &mut self,
+        key: Option<&'a [u8]>,
+        value: &'a [u8],
+        out: &mut MessageEvents<'a>,
+        rows: &mut dyn RowSink,
+    ) -> FaultResult<bool> {
+        let Some(key) = key.filter(|_| self.compression == Compression::None) else { return Ok(false) };
+        Ok(self.put_message(key, value, out, rows).unwrap_or(false))
+    }
+}
+
+/// The (key item, value item) pairs of a message, each item with the offset of its bytes.
+struct Pairs<'a> {
+    keys: Items<'a>,
+    values: Items<'a>,
+}
+
+type Item<'a> = (usize, &'a [u8]);
+
+impl<'a> Pairs<'a> {
+    fn new(key: &'a [u8], value: &'a [u8]) -> FaultResult<Self> {
         let version =
             read_u64(key, 0).ok_or_else(|| Fault::new(0, "key shorter than its 8-byte version header (in the key)"))?;
         if version != BATCH_VERSION {
             return Err(Fault::new(0, format!("unexpected key format version {version} (in the key)")));
         }
-        let mut keys = Items { buf: key, pos: 8, side: "key" };
-        let mut values = Items { buf: value, pos: 0, side: "value" };
-        while let Some(key_item) = keys.next()? {
-            let value_item = values.next()?.ok_or_else(|| {
-                Fault::new(
-                    value.len(),
-                    format!("the value has fewer items than the key (key item at byte {})", key_item.0),
-                )
-            })?;
-            self.decode_event(key_item, value_item, out)?;
-        }
-        if values.pos < value.len() {
-            return Err(Fault::new(values.pos, "the value has more items than the key"));
-        }
-        Ok(())
+        Ok(Pairs { keys: Items { buf: key, pos: 8, side: "key" }, values: Items { buf: value, pos: 0, side: "value" } })
+    }
+
+    fn next(&mut self) -> FaultResult<Option<(Item<'a>, Item<'a>)>> {
+        let Some(key_item) = self.keys.next()? else {
+            if self.values.pos < self.values.buf.len() {
+                return Err(Fault::new(self.values.pos, "the value has more items than the key"));
+            }
+            return Ok(None);
+        };
+        let value_item = self.values.next()?.ok_or_else(|| {
+            Fault::new(
+                self.values.buf.len(),
+                format!("the value has fewer items than the key (key item at byte {})", key_item.0),
+            )
+        })?;
+        Ok(Some((key_item, value_item)))
     }
 }
 
@@ -307,7 +345,12 @@ fn read_images<'b>(
             let last = columns.len() - 1;
             let (earlier, this) = columns.split_at_mut(last);
             let new_row = flags_from.clone().map(|r| &earlier[r]);
-            headers.read_column(cur, position, base, new_row, &mut this[0])?;
+            let forced = |name: &str| new_row.and_then(|row| flags_in(row, name, position));
+            let out = &mut this[0];
+            headers.read_column(cur, position, base, forced, |name, ty, value, at, _| {
+                (out.name, out.ty, out.value, out.at) = (name, ty, value, at);
+                Ok(())
+            })?;
             position += 1;
         }
         *image = Some(start..columns.len());
@@ -316,6 +359,210 @@ fn read_images<'b>(
         return Err(cur.fault("trailing bytes after the row object"));
     }
     Ok(images)
+}
+
+impl OpenCodec {
+    /// [`Codec::decode_rows`]: false for a message it leaves to `decode`.
+    fn put_message<'a>(
+        &mut self,
+        key: &'a [u8],
+        value: &'a [u8],
+        out: &mut MessageEvents<'a>,
+        rows: &mut dyn RowSink,
+    ) -> FaultResult<bool> {
+        let mut pairs = Pairs::new(key, value)?;
+        while let Some(((_, key_json), (value_at, item))) = pairs.next()? {
+            let key = read_key(key_json)?;
+            if key.kind != Some(TYPE_ROW) || key.handle_key_only || key.claim_check.is_some() {
+                return Ok(false);
+            }
+            let (Some(schema), Some(table)) = (&key.schema, &key.table) else { return Ok(false) };
+            if !rows.takes(schema, table) {
+                return Ok(false);
+            }
+            let mut cur = JsonCursor::new(item)?;
+            std::mem::swap(cur.spare(), &mut out.spare);
+            let put = self.put_row(&mut cur, value_at, rows);
+            std::mem::swap(cur.spare(), &mut out.spare);
+            let kind = match put? {
+                PutRow::Row(kind) => kind,
+                PutRow::NoChange => continue,
+                PutRow::GivenUp => return Ok(false),
+            };
+            let mut ev = Event::new(kind, key.ts);
+            ev.schema = key.schema;
+            ev.table = key.table;
+            ev.partition_id = key.partition;
+            out.events.push(ev);
+        }
+        Ok(true)
+    }
+
+    /// Puts a row item's images into `rows`: `u` as the row (then a whole `p` as its `_before`),
+    /// or `d` as the row.
+    fn put_row(&mut self, cur: &mut JsonCursor<'_>, base: usize, rows: &mut dyn RowSink) -> FaultResult<PutRow> {
+        let mut kind = None;
+        let mut empty = true;
+        cur.begin_object()?;
+        let mut first = true;
+        while let Some(name) = cur.next_key(&mut first)? {
+            empty = false;
+            if cur.null()? {
+                return Ok(PutRow::GivenUp);
+            }
+            kind = match (name.as_ref(), kind) {
+                ("u", None) => self.put_image(cur, base, rows, false)?.map(|_| EventKind::Insert),
+                ("d", None) => self.put_image(cur, base, rows, false)?.filter(|&n| n > 0).map(|_| EventKind::Delete),
+                ("p", Some(EventKind::Insert)) => match self.put_image(cur, base, rows, true)? {
+                    Some(0) => Some(EventKind::Insert),
+                    Some(n) if n == self.plan.columns.len() => Some(EventKind::Update),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if kind.is_none() {
+                return Ok(PutRow::GivenUp);
+            }
+        }
+        if !cur.at_end() {
+            return Err(cur.fault("trailing bytes after the row object"));
+        }
+        Ok(match kind {
+            Some(kind) => {
+                rows.end_row(kind == EventKind::Update);
+                PutRow::Row(kind)
+            }
+            None if empty => PutRow::NoChange,
+            None => PutRow::GivenUp,
+        })
+    }
+
+    /// Puts the columns of one image into `rows`, as the row or (`old`) as its `_before`, and
+    /// returns how many there were; None when it gives up. The new row's columns are planned:
+    /// each one's field, and the type its value was read with. An old image is put only when it
+    /// names the same columns in the same order, each of the same type, and it is begun only
+    /// when it has a column (`"p":{}` is an INSERT).
+    fn put_image(
+        &mut self,
+        cur: &mut JsonCursor<'_>,
+        base: usize,
+        rows: &mut dyn RowSink,
+        old: bool,
+    ) -> FaultResult<Option<usize>> {
+        if !old {
+            rows.begin_image(false);
+        }
+        let mut position = 0;
+        cur.begin_object()?;
+        let mut first = true;
+        while cur.next_member(&mut first)? {
+            let (headers, plan) = (&mut self.headers, &mut self.plan);
+            let put = if old {
+                let Some(planned) = plan.columns.get(position) else { return Ok(None) };
+                let forced = |name: &str| same_name(&planned.name, name).then_some(planned.flags);
+                headers.read_column(cur, position, base, forced, |name, ty, value, at, spare| {
+                    if !same_name(&planned.name, name.as_bytes()) || !ty.same_type(&planned.ty) {
+                        return Ok(false);
+                    }
+                    if position == 0 {
+                        rows.begin_image(true);
+                    }
+                    rows.put(planned.field, &value, &name, at)?;
+                    give_back(name, value, spare);
+                    Ok(true)
+                })?
+            } else {
+                headers.read_column(
+                    cur,
+                    position,
+                    base,
+                    |_| None,
+                    |name, ty, value, at, spare| {
+                        let field = plan.new_column(position, &name, ty, rows);
+                        rows.put(field, &value, &name, at)?;
+                        give_back(name, value, spare);
+                        Ok(true)
+                    },
+                )?
+            };
+            if !put {
+                return Ok(None);
+            }
+            position += 1;
+        }
+        if !old || position > 0 {
+            rows.end_image();
+        }
+        if !old {
+            self.plan.columns.truncate(position);
+        }
+        Ok(Some(position))
+    }
+}
+
+/// What [`OpenCodec::put_row`] made of a row item.
+enum PutRow {
+    Row(EventKind),
+    /// `{}`: no event (see [`RowImages::empty`]).
+    NoChange,
+    GivenUp,
+}
+
+/// The columns of the new row last put, by position: each one's name, output field, flags and
+/// type. A table's rows list their columns alike, so a column is looked up by name only when
+/// its position held another.
+#[derive(Default)]
+struct FieldPlan {
+    columns: Vec<PlannedColumn>,
+}
+
+struct PlannedColumn {
+    name: String,
+    field: Option<usize>,
+    flags: u64,
+    ty: ColumnType<'static>,
+}
+
+impl FieldPlan {
+    /// The field of the `position`-th column of a new row, of this name and type.
+    fn new_column(
+        &mut self,
+        position: usize,
+        name: &str,
+        ty: ColumnType<'static>,
+        rows: &dyn RowSink,
+    ) -> Option<usize> {
+        let flags = ty.flags.unwrap_or(0);
+        match self.columns.get_mut(position) {
+            Some(planned) if same_name(&planned.name, name) => {
+                (planned.flags, planned.ty) = (flags, ty);
+                planned.field
+            }
+            Some(planned) => {
+                planned.name.clear();
+                planned.name.push_str(name);
+                (planned.field, planned.flags, planned.ty) = (rows.field(name), flags, ty);
+                planned.field
+            }
+            None => {
+                let field = rows.field(name);
+                self.columns.push(PlannedColumn { name: name.to_string(), field, flags, ty });
+                field
+            }
+        }
+    }
+}
+
+/// Gives the owned name and value of a column put into a sink back to the spare buffers.
+fn give_back(name: Text<'_>, value: Value<'_>, spare: &mut SpareBuffers) {
+    if let Cow::Owned(name) = name {
+        spare.give(name.into_bytes());
+    }
+    match value {
+        Value::Text(Cow::Owned(text)) => spare.give(text.into_bytes()),
+        Value::Bytes(Cow::Owned(bytes)) => spare.give(bytes),
+        _ => {}
+    }
 }
 
 /// What the text before each column's value said, by the column's position in its row image.
@@ -342,52 +589,86 @@ struct ColumnHeader {
 
 impl ColumnHeaders {
     /// Reads the column at the cursor (its name, then its object), the `position`-th of its image;
-    /// with the flags of the column of the same name in `new_row` when that is given.
-    #[inline]
-    fn read_column<'b>(
+    /// with the flags `forced` gives for its name, when it gives any (an UPDATE's old columns
+    /// take the flags of the same columns in its new row). The column goes to `take` as its
+    /// name, type, value and the value's offset, with the spare buffers: handed on, not stored
+    /// and copied, as a value written field by field and then copied whole stalls on store
+    /// forwarding.
+    #[inline(always)]
+    fn read_column<'b, R>(
         &mut self,
         cur: &mut JsonCursor<'b>,
         position: usize,
         base: usize,
-        new_row: Option<&[Column<'_>]>,
-        out: &mut Column<'b>,
-    ) -> FaultResult<()> {
-        cur.peek();
-        let start = cur.offset();
-        if let Some(h) = self.by_position.get(position) {
-            if cur.skip_if_next(&h.text) {
-                let name = cur.slice(start + 1..start + 1 + h.name_len);
-                let flags = new_row.and_then(|row| flags_in(row, name, position)).unwrap_or(h.flags);
-                let value_at = cur.offset();
-                let value = read_value(cur, h.code, flags)?;
-                if cur.peek() == Some(b'}') {
-                    cur.seek(cur.offset() + 1);
-                    let ty = value_type(h.code, flags, &value);
-                    (out.name, out.ty, out.value, out.at) = (Cow::Borrowed(name), ty, value, base + value_at);
-                    return Ok(());
+        forced: impl Fn(&str) -> Option<u64>,
+        take: impl FnOnce(Text<'b>, ColumnType<'static>, Value<'b>, usize, &mut SpareBuffers) -> FaultResult<R>,
+    ) -> FaultResult<R> {
+        let (name, ty, value, at) = 'read: {
+            cur.peek();
+            let start = cur.offset();
+            if let Some(h) = self.by_position.get(position) {
+                if cur.skip_if_next(&h.text) {
+                    let name = cur.slice(start + 1..start + 1 + h.name_len);
+                    let flags = forced(name).unwrap_or(h.flags);
+                    let value_at = cur.offset();
+                    let value = read_value(cur, h.code, flags)?;
+                    if cur.peek() == Some(b'}') {
+                        cur.seek(cur.offset() + 1);
+                        let ty = value_type(h.code, flags, &value);
+                        break 'read (Cow::Borrowed(name), ty, value, base + value_at);
+                    }
+                    cur.seek(start);
                 }
-                cur.seek(start);
             }
-        }
+            let column = self.read_new_header(cur, position, base, &forced)?;
+            (column.name, column.ty, column.value, column.at)
+        };
+        take(name, ty, value, at, cur.spare())
+    }
+
+    /// Reads a column in full, remembering the text before its value at `position` when that
+    /// says all there is to know.
+    fn read_new_header<'b>(
+        &mut self,
+        cur: &mut JsonCursor<'b>,
+        position: usize,
+        base: usize,
+        forced: &impl Fn(&str) -> Option<u64>,
+    ) -> FaultResult<ReadColumn<'b>> {
+        let start = cur.offset();
         let name = cur.string()?;
         cur.expect(b':')?;
         let name_len = match &name {
             Cow::Borrowed(n) => Some(n.len()),
             Cow::Owned(_) => None,
         };
-        let forced = new_row.and_then(|row| flags_in(row, &name, position));
-        let (code, flags, last_value_at) = read_column(cur, name, base, forced, out)?;
-        if let (Some(name_len), Some(value_at)) = (name_len, last_value_at) {
+        let forced = forced(&name);
+        let column = read_column(cur, name, base, forced)?;
+        if let (Some(name_len), Some(value_at)) = (name_len, column.last_value_at) {
             if self.by_position.len() <= position {
                 self.by_position.resize_with(position + 1, ColumnHeader::default);
             }
             let h = &mut self.by_position[position];
             h.text.clear();
             h.text.extend_from_slice(cur.slice(start..value_at).as_bytes());
-            (h.name_len, h.code, h.flags) = (name_len, code, flags);
+            (h.name_len, h.code, h.flags) = (name_len, column.code, column.written);
         }
-        Ok(())
+        Ok(column)
     }
+}
+
+/// A column read in full by [`read_column`].
+struct ReadColumn<'b> {
+    name: Text<'b>,
+    ty: ColumnType<'static>,
+    value: Value<'b>,
+    at: usize,
+    /// The type code and the flags as written.
+    code: u64,
+    written: u64,
+    /// Where the value starts, when it was the object's last member and read in place (so
+    /// that the text before it says all there is to know).
+    last_value_at: Option<usize>,
 }
 
 /// The flags of the column called `name` in `row`, looked for at `position` first.
@@ -421,16 +702,13 @@ fn value_type(code: u64, flags: u64, value: &Value<'_>) -> ColumnType<'static> {
 }
 
 /// `{"t": type, "h": bool, "f": flags, "v": value}`, in any order (tiflow writes t, h, f, v),
-/// read with the `forced` flags in place of its own when given. Returns the type code, the
-/// flags as written, and where the value starts when it was the object's last member and read
-/// in place (so that the text before it says all there is to know).
+/// read with the `forced` flags in place of its own when given.
 fn read_column<'b>(
     cur: &mut JsonCursor<'b>,
     name: Text<'b>,
     base: usize,
     forced: Option<u64>,
-    out: &mut Column<'b>,
-) -> FaultResult<(u64, u64, Option<usize>)> {
+) -> FaultResult<ReadColumn<'b>> {
     let object_at = cur.offset();
     cur.begin_object()?;
     let mut code = None;
@@ -478,11 +756,12 @@ fn read_column<'b>(
         value.unwrap_or(Value::Null)
     };
     let ty = value_type(code, flags, &value);
-    (out.name, out.ty, out.value, out.at) = (name, ty, value, base + value_at);
-    Ok((code, written, (value_last && !stale).then_some(value_at)))
+    let last_value_at = (value_last && !stale).then_some(value_at);
+    Ok(ReadColumn { name, ty, value, at: base + value_at, code, written, last_value_at })
 }
 
 /// One `v`, typed by its column's code and flags.
+#[inline(always)]
 fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResult<Value<'b>> {
     use MySqlType::*;
     let at = cur.offset();
