@@ -219,14 +219,7 @@ impl<'a> MessageEvents<'a> {
             return;
         }
         for column in self.columns.drain(..) {
-            if let Cow::Owned(name) = column.name {
-                self.spare.give(name.into_bytes());
-            }
-            match column.value {
-                Value::Text(Cow::Owned(text)) => self.spare.give(text.into_bytes()),
-                Value::Bytes(Cow::Owned(bytes)) => self.spare.give(bytes),
-                _ => {}
-            }
+            self.spare.give_column(column.name, column.value);
         }
     }
 
@@ -332,6 +325,18 @@ impl SpareBuffers {
         if self.free.len() < Self::MAX_BUFFERS && (1..=Self::MAX_CAPACITY).contains(&buffer.capacity()) {
             buffer.clear();
             self.free.push(buffer);
+        }
+    }
+
+    /// Gives back the buffers a column's name and value own, if any.
+    pub fn give_column(&mut self, name: Text<'_>, value: Value<'_>) {
+        if let Cow::Owned(name) = name {
+            self.give(name.into_bytes());
+        }
+        match value {
+            Value::Text(Cow::Owned(text)) => self.give(text.into_bytes()),
+            Value::Bytes(Cow::Owned(bytes)) => self.give(bytes),
+            _ => {}
         }
     }
 

@@ -3,8 +3,9 @@
 //! in `tests/simple.rs`).
 //!
 //! Random INSERT/UPDATE/DELETE rows of `shop.orders` are encoded, then decoded typed twice: as
-//! encoded, which the direct path reads, and with one row of another table added to each message,
-//! which sends the message the general way (the other table's row is filtered out). Both must
+//! encoded, which the direct path reads, and in a form the direct path leaves to the general one:
+//! Craft and Open with one row of another table added to each message (filtered out), Canal-JSON
+//! with its members in name order, which puts `data` before `type`. Both must
 //! give the same batches (but for the error text and raw key and value of a failed message, whose bytes
 //! differ) and the same error count. `qty` is declared int8 so that many rows do
 //! not fit and fail whole; `extra` is not declared (dropped) and `missing` is not on the wire.
@@ -148,7 +149,12 @@ fn events(
 
 /// The records' (key, value) pairs.
 fn encode(protocol: Protocol, events: &MessageEvents<'_>, batch: usize) -> Vec<(Option<Vec<u8>>, Vec<u8>)> {
-    let options = EncodeOptions { max_batch_size: batch, output_old_value: true, ..Default::default() };
+    let options = EncodeOptions {
+        max_batch_size: batch,
+        output_old_value: true,
+        enable_tidb_extension: true,
+        ..Default::default()
+    };
     let mut encoder = protocol.encoder(&options).unwrap();
     let mut records = Vec::new();
     for e in &events.events {
@@ -156,6 +162,17 @@ fn encode(protocol: Protocol, events: &MessageEvents<'_>, batch: usize) -> Vec<(
     }
     encoder.flush(&mut records).unwrap();
     records.into_iter().map(|r| (r.key, r.value)).collect()
+}
+
+/// A Canal-JSON message with its members in name order, which puts `data` before `database`,
+/// `table` and `type`.
+fn data_first(value: &[u8]) -> Vec<u8> {
+    let object: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(value).unwrap();
+    let sorted: std::collections::BTreeMap<_, _> = object.into_iter().collect();
+    let moved = serde_json::to_vec(&sorted).unwrap();
+    let find = |key: &[u8]| moved.windows(key.len()).position(|w| w == key).unwrap();
+    assert!(find(br#""data":"#) < find(br#""type":"#));
+    moved
 }
 
 fn input(records: &[(Option<Vec<u8>>, Vec<u8>)]) -> RecordBatch {
@@ -200,9 +217,12 @@ proptest! {
         split in 0usize..40,
         views in any::<bool>(),
     ) {
-        for protocol in [Protocol::Craft, Protocol::Open] {
+        for protocol in [Protocol::Craft, Protocol::Open, Protocol::CanalJson] {
             let straight = encode(protocol, &events(&changes, batch, false), batch);
-            let general = encode(protocol, &events(&changes, batch, true), batch + 1);
+            let general = match protocol {
+                Protocol::CanalJson => straight.iter().map(|(key, value)| (key.clone(), data_first(value))).collect(),
+                _ => encode(protocol, &events(&changes, batch, true), batch + 1),
+            };
             prop_assert_eq!(straight.len(), general.len());
             let split = split.min(straight.len());
             let (mut a, mut b) = (decoder(protocol, views), decoder(protocol, views));

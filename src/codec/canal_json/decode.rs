@@ -22,7 +22,7 @@ use base64::Engine;
 
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{same_name, ColumnType, Event, EventKind, MessageEvents, SpareBuffers, Text, Value};
+use crate::event::{same_name, ColumnType, Event, EventKind, MessageEvents, RowSink, SpareBuffers, Text, Value};
 use crate::json::JsonCursor;
 use crate::schema::mysql::MySqlType;
 
@@ -35,6 +35,7 @@ pub struct CanalJsonCodec {
     mysql_types: RepeatedTypes,
     sql_types: SqlTypes,
     hints: TypeHints,
+    plan: FieldPlan,
 }
 
 /// A `mysqlType` entry: the column's name and type, and how its values are written.
@@ -234,6 +235,20 @@ fn recycle<'b>(mut v: Vec<DeclaredColumn<'_>>) -> Vec<DeclaredColumn<'b>> {
     v.into_iter().filter_map(|_| None).collect()
 }
 
+/// Which of the type objects an object has shown so far.
+#[derive(Default)]
+struct TypesSeen {
+    types: bool,
+    codes: bool,
+}
+
+impl TypesSeen {
+    /// Whether `types` are final: `mysqlType` read, and `sqlType` too where it could change them.
+    fn types_final(&self, types: &[DeclaredColumn<'_>]) -> bool {
+        self.types && (self.codes || !types.iter().any(|d| Hint::possible(&d.ty)))
+    }
+}
+
 /// The top-level fields of one object, as read.
 #[derive(Default)]
 struct Header<'a> {
@@ -271,6 +286,48 @@ impl Codec for CanalJsonCodec {
         std::mem::swap(cur.spare(), &mut out.spare);
         result
     }
+
+    /// A message of one row object of the sink's table goes straight into the sink when it is
+    /// as TiCDC writes it: `type`, `database` and `table` before the rows, `mysqlType` (and
+    /// `sqlType` where it matters) before them too, an UPDATE's one old row (`old`) before its
+    /// new one (`data`), each row listing the declared columns in their order. Any other message
+    /// (a DDL, a watermark, a claim check, several objects, an old row of only the changed
+    /// columns), and any message that fails, is left to [`Codec::decode`], which reports the
+    /// fault as it always has.
+    fn decode_rows<'a>(
+        &mut self,
+        _key: Option<&'a [u8]>,
+        value: &'a [u8],
+        out: &mut MessageEvents<'a>,
+        rows: &mut dyn RowSink,
+    ) -> FaultResult<bool> {
+        let Ok(mut cur) = JsonCursor::new(value) else { return Ok(false) };
+        std::mem::swap(cur.spare(), &mut out.spare);
+        let mut types = recycle(std::mem::take(&mut self.types));
+        let put = self.put_object(&mut cur, &mut types, out, rows);
+        self.types = recycle(types);
+        std::mem::swap(cur.spare(), &mut out.spare);
+        Ok(put.unwrap_or(false) && cur.at_end())
+    }
+}
+
+/// The rows of an array [`CanalJsonCodec::put_rows`] puts.
+#[derive(Clone, Copy, PartialEq)]
+enum RowsOf {
+    /// An UPDATE's old row: its `_before`.
+    UpdateOld,
+    /// An UPDATE's new row, after its old one; the caller ends the row.
+    UpdateNew,
+    /// The rows of an INSERT or DELETE, each a row of its own.
+    Change,
+}
+
+/// The output field of each declared column, by `mysqlType` position, for the `mysqlType`
+/// object read last (its generation).
+#[derive(Default)]
+struct FieldPlan {
+    fields: Vec<Option<usize>>,
+    generation: Option<u64>,
 }
 
 impl CanalJsonCodec {
@@ -293,8 +350,7 @@ impl CanalJsonCodec {
         self.old_rows.clear();
         let mut data_read = false;
         let mut old_read = false;
-        let mut types_seen = false;
-        let mut codes_seen = false;
+        let mut seen = TypesSeen::default();
 
         cur.begin_object()?;
         let mut first = true;
@@ -306,30 +362,13 @@ impl CanalJsonCodec {
                 "isDdl" => h.is_ddl = !cur.null()? && cur.bool()?,
                 "type" => h.kind = nullable_string(cur)?,
                 "sql" => h.sql = nullable_string(cur)?,
-                "mysqlType" => {
-                    if !self.mysql_types.read(cur, types) {
-                        let at = cur.offset();
-                        read_types(cur, types)?;
-                        self.mysql_types.remember(cur, at, types);
-                    }
-                    types_seen = true;
-                    if codes_seen {
-                        self.apply_hints(types);
-                    }
-                }
-                "sqlType" => {
-                    self.sql_types.read(cur)?;
-                    codes_seen = true;
-                    if types_seen {
-                        self.apply_hints(types);
-                    }
-                }
+                "mysqlType" | "sqlType" => self.read_types(&key, cur, types, &mut seen)?,
                 // Rows are read once their types are final: after `sqlType` too where it could
                 // change them.
-                "data" if types_seen && (codes_seen || !types.iter().any(|d| Hint::possible(&d.ty))) => {
+                "data" if seen.types_final(types) => {
                     data_read = read_rows(cur, types, out, &mut self.data_rows)?;
                 }
-                "old" if types_seen && (codes_seen || !types.iter().any(|d| Hint::possible(&d.ty))) => {
+                "old" if seen.types_final(types) => {
                     old_read = read_rows(cur, types, out, &mut self.old_rows)?;
                 }
                 "data" | "old" => {
@@ -359,6 +398,170 @@ impl CanalJsonCodec {
         }
         cur.seek(end);
         self.emit(h, object_at, out)
+    }
+
+    /// [`Codec::decode_rows`]: false for a message it leaves to `decode`.
+    fn put_object<'a>(
+        &mut self,
+        cur: &mut JsonCursor<'a>,
+        types: &mut Vec<DeclaredColumn<'a>>,
+        out: &mut MessageEvents<'a>,
+        rows: &mut dyn RowSink,
+    ) -> FaultResult<bool> {
+        let mut h = Header::default();
+        let mut seen = TypesSeen::default();
+        let mut kind = None;
+        let (mut old_rows, mut new_rows) = (0, 0);
+        cur.begin_object()?;
+        let mut first = true;
+        while let Some(key) = cur.next_key(&mut first)? {
+            match key.as_ref() {
+                "database" => h.database = nullable_string(cur)?,
+                "table" => h.table = nullable_string(cur)?,
+                "pkNames" => {
+                    read_key_names(cur, out)?;
+                }
+                "isDdl" => {
+                    if !cur.null()? && cur.bool()? {
+                        return Ok(false);
+                    }
+                }
+                "type" => {
+                    kind = match nullable_string(cur)?.as_deref() {
+                        Some("INSERT" | "INIT") => Some(EventKind::Insert),
+                        Some("UPDATE") => Some(EventKind::Update),
+                        Some("DELETE") => Some(EventKind::Delete),
+                        _ => return Ok(false),
+                    }
+                }
+                "mysqlType" | "sqlType" => self.read_types(&key, cur, types, &mut seen)?,
+                "old" | "data" => {
+                    let is_old = key == "old";
+                    if is_old && kind != Some(EventKind::Update) && cur.null()? {
+                        continue;
+                    }
+                    let (Some(kind), Some(database), Some(table)) = (kind, &h.database, &h.table) else {
+                        return Ok(false);
+                    };
+                    if !seen.types_final(types) || new_rows > 0 || !rows.takes(database, table) {
+                        return Ok(false);
+                    }
+                    let of = match (is_old, kind) {
+                        (true, EventKind::Update) if old_rows == 0 => RowsOf::UpdateOld,
+                        (false, EventKind::Update) if old_rows == 1 => RowsOf::UpdateNew,
+                        (false, EventKind::Insert | EventKind::Delete) => RowsOf::Change,
+                        _ => return Ok(false),
+                    };
+                    self.plan(types, rows);
+                    match (of, self.put_rows(cur, types, rows, of)?) {
+                        (RowsOf::UpdateOld, Some(1)) => old_rows = 1,
+                        (RowsOf::UpdateNew, Some(1)) => {
+                            rows.end_row(true);
+                            new_rows = 1;
+                        }
+                        (RowsOf::Change, Some(n)) if n > 0 => new_rows = n,
+                        _ => return Ok(false),
+                    }
+                }
+                "_tidb" => read_tidb(cur, &mut h)?,
+                _ => cur.skip_value()?,
+            }
+        }
+        if new_rows == 0 || h.only_handle_key || h.claim_check.is_some() {
+            return Ok(false);
+        }
+        let kind = kind.unwrap_or(EventKind::Insert);
+        for _ in 0..new_rows {
+            let mut ev = Event::new(kind, h.commit_ts.unwrap_or(0));
+            ev.schema = h.database.clone();
+            ev.table = h.table.clone();
+            ev.row_key = h.row_key.clone().map(Cow::Owned);
+            out.events.push(ev);
+        }
+        Ok(true)
+    }
+
+    /// Resolves each declared column's field, when `mysqlType` was read afresh.
+    fn plan(&mut self, types: &[DeclaredColumn<'_>], rows: &dyn RowSink) {
+        let generation = Some(self.mysql_types.generation);
+        if self.plan.generation != generation || self.plan.fields.len() != types.len() {
+            self.plan.fields.clear();
+            self.plan.fields.extend(types.iter().map(|d| rows.field(&d.name)));
+            self.plan.generation = generation;
+        }
+    }
+
+    /// Puts an array of rows into `rows`, as `of` says. Returns how many rows there were; None
+    /// for rows that do not list the declared columns in their order (all of them, for an
+    /// UPDATE's rows, so that its old row is whole).
+    fn put_rows<'a>(
+        &mut self,
+        cur: &mut JsonCursor<'a>,
+        types: &[DeclaredColumn<'a>],
+        rows: &mut dyn RowSink,
+        of: RowsOf,
+    ) -> FaultResult<Option<usize>> {
+        if cur.null()? {
+            return Ok(None);
+        }
+        let mut count = 0;
+        cur.begin_array()?;
+        let mut first_row = true;
+        while cur.next_item(&mut first_row)? {
+            if cur.null()? {
+                return Ok(None);
+            }
+            rows.begin_image(of == RowsOf::UpdateOld);
+            cur.begin_object()?;
+            let mut first = true;
+            let mut position = 0;
+            while let Some(name) = cur.next_key(&mut first)? {
+                let Some(declared) = types.get(position).filter(|d| same_name(d.name.as_bytes(), name.as_bytes()))
+                else {
+                    return Ok(None);
+                };
+                let at = cur.offset();
+                let mut value = Value::Null;
+                read_value(cur, &declared.ty, declared.raw_text, &mut value)?;
+                rows.put(self.plan.fields[position], &value, &name, at)?;
+                cur.spare().give_column(name, value);
+                position += 1;
+            }
+            if of != RowsOf::Change && position != types.len() {
+                return Ok(None);
+            }
+            rows.end_image();
+            if of == RowsOf::Change {
+                rows.end_row(false);
+            }
+            count += 1;
+        }
+        Ok(Some(count))
+    }
+
+    /// Reads `mysqlType` or `sqlType` (`key`), applying the hints once both are read.
+    fn read_types<'a>(
+        &mut self,
+        key: &str,
+        cur: &mut JsonCursor<'a>,
+        types: &mut Vec<DeclaredColumn<'a>>,
+        seen: &mut TypesSeen,
+    ) -> FaultResult<()> {
+        if key == "mysqlType" {
+            if !self.mysql_types.read(cur, types) {
+                let at = cur.offset();
+                read_types(cur, types)?;
+                self.mysql_types.remember(cur, at, types);
+            }
+            seen.types = true;
+        } else {
+            self.sql_types.read(cur)?;
+            seen.codes = true;
+        }
+        if seen.types && seen.codes {
+            self.apply_hints(types);
+        }
+        Ok(())
     }
 
     /// Applies the `sqlType` hints to the types just read (see [`SqlTypes`]).

@@ -468,7 +468,7 @@ impl OpenCodec {
                         rows.begin_image(true);
                     }
                     rows.put(planned.field, &value, &name, at)?;
-                    give_back(name, value, spare);
+                    spare.give_column(name, value);
                     Ok(true)
                 })?
             } else {
@@ -480,7 +480,7 @@ impl OpenCodec {
                     |name, ty, value, at, spare| {
                         let field = plan.new_column(position, &name, ty, rows);
                         rows.put(field, &value, &name, at)?;
-                        give_back(name, value, spare);
+                        spare.give_column(name, value);
                         Ok(true)
                     },
                 )?
@@ -550,18 +550,6 @@ impl FieldPlan {
                 field
             }
         }
-    }
-}
-
-/// Gives the owned name and value of a column put into a sink back to the spare buffers.
-fn give_back(name: Text<'_>, value: Value<'_>, spare: &mut SpareBuffers) {
-    if let Cow::Owned(name) = name {
-        spare.give(name.into_bytes());
-    }
-    match value {
-        Value::Text(Cow::Owned(text)) => spare.give(text.into_bytes()),
-        Value::Bytes(Cow::Owned(bytes)) => spare.give(bytes),
-        _ => {}
     }
 }
 
