@@ -461,7 +461,7 @@ impl BatchDecoder {
     ) -> std::result::Result<(), (&'static str, Fault)> {
         let name = protocol.name();
         let at = self.codec_index(protocol)?;
-        if self.decode_rows(at, index, key, value, events).map_err(|f| (name, f))? {
+        if self.decode_rows(at, index, key, value, events) {
             return Ok(());
         }
         self.codecs[at].decode(key, value, events).map_err(|f| (name, f))?;
@@ -483,7 +483,8 @@ impl BatchDecoder {
     }
 
     /// Reads message `index` straight into the layout's row sink when the layout has one and
-    /// the codec can (see [`RowSink`]); returns whether it did. All or nothing, as [`Self::emit`].
+    /// the codec can (see [`RowSink`]); returns whether it did. All or nothing, as [`Self::emit`]:
+    /// a message given up or failed is taken back whole, to be read the general way.
     fn decode_rows<'a>(
         &mut self,
         codec: usize,
@@ -491,8 +492,8 @@ impl BatchDecoder {
         key: Option<&'a [u8]>,
         value: &'a [u8],
         events: &mut MessageEvents<'a>,
-    ) -> FaultResult<bool> {
-        let Some(rows) = self.layout.row_sink() else { return Ok(false) };
+    ) -> bool {
+        let Some(rows) = self.layout.row_sink() else { return false };
         let start = rows.rows();
         let (kept, meta) = (&mut self.kept, &mut self.meta);
         let read = self.codecs[codec].decode_rows(key, value, events, rows).and_then(|read| {
@@ -504,19 +505,18 @@ impl BatchDecoder {
             }
             Ok(read)
         });
-        match read {
-            Ok(true) => {
-                self.append_meta(index, events);
-                Ok(true)
-            }
-            given_up_or_failed => {
-                if let Some(rows) = self.layout.row_sink() {
-                    rows.truncate(start);
-                }
-                events.clear();
-                given_up_or_failed
-            }
+        if let Ok(true) = read {
+            self.append_meta(index, events);
+            return true;
         }
+        // Given up, or failed: read the general way, which reports any fault with the offsets
+        // and wording of every other message (failing messages are rare, so the second read
+        // costs nothing that matters).
+        if let Some(rows) = self.layout.row_sink() {
+            rows.truncate(start);
+        }
+        events.clear();
+        false
     }
 
     /// The claim-check file to read for this message's events, when a directory was given.

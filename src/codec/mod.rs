@@ -80,7 +80,8 @@ pub trait Codec: Send + Sync {
     /// Reads one message straight into `rows` where it can: the message's events are in `out`,
     /// without images, and their rows in `rows`. Returns false for a message it leaves to
     /// [`Codec::decode`], found out before or part-way. After false or a fault, `rows` and `out`
-    /// may hold part of the message, which the caller takes back.
+    /// may hold part of the message, which the caller takes back; it then reads the message
+    /// with [`Codec::decode`], which reports the fault, so a fault here need not be exact.
     fn decode_rows<'a>(
         &mut self,
         _key: Option<&'a [u8]>,

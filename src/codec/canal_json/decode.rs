@@ -292,8 +292,7 @@ impl Codec for CanalJsonCodec {
     /// `sqlType` where it matters) before them too, an UPDATE's one old row (`old`) before its
     /// new one (`data`), each row listing the declared columns in their order. Any other message
     /// (a DDL, a watermark, a claim check, several objects, an old row of only the changed
-    /// columns), and any message that fails, is left to [`Codec::decode`], which reports the
-    /// fault as it always has.
+    /// columns) is left to [`Codec::decode`].
     fn decode_rows<'a>(
         &mut self,
         _key: Option<&'a [u8]>,
@@ -307,7 +306,7 @@ impl Codec for CanalJsonCodec {
         let put = self.put_object(&mut cur, &mut types, out, rows);
         self.types = recycle(types);
         std::mem::swap(cur.spare(), &mut out.spare);
-        Ok(put.unwrap_or(false) && cur.at_end())
+        Ok(put? && cur.at_end())
     }
 }
 

@@ -130,9 +130,7 @@ impl Codec for CraftCodec {
     }
 
     /// A message whose events are all rows of the sink's table goes straight into the sink. Any
-    /// other message, and any message that fails, is left to [`Codec::decode`], which reports
-    /// the fault as it always has: failing messages are rare, and one reader of errors keeps
-    /// their offsets and wording in one place.
+    /// other message is left to [`Codec::decode`].
     fn decode_rows<'a>(
         &mut self,
         _key: Option<&'a [u8]>,
@@ -140,7 +138,7 @@ impl Codec for CraftCodec {
         out: &mut MessageEvents<'a>,
         rows: &mut dyn RowSink,
     ) -> FaultResult<bool> {
-        Ok(self.put_message(value, out, rows).unwrap_or(false))
+        self.put_message(value, out, rows)
     }
 }
 

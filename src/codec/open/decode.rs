@@ -59,8 +59,7 @@ impl Codec for OpenCodec {
     /// An uncompressed message whose events are all row changes of the sink's table goes
     /// straight into the sink, when each is as TiCDC writes it: `u`, `u` then a whole `p` whose
     /// columns are the new row's in its order, or `d`. Any other message (a DDL, a claim check,
-    /// an old image of only the changed columns), and any message that fails, is left to
-    /// [`Codec::decode`], which reports the fault as it always has.
+    /// an old image of only the changed columns) is left to [`Codec::decode`].
     fn decode_rows<'a>(
         &mut self,
         key: Option<&'a [u8]>,
@@ -69,7 +68,7 @@ impl Codec for OpenCodec {
         rows: &mut dyn RowSink,
     ) -> FaultResult<bool> {
         let Some(key) = key.filter(|_| self.compression == Compression::None) else { return Ok(false) };
-        Ok(self.put_message(key, value, out, rows).unwrap_or(false))
+        self.put_message(key, value, out, rows)
     }
 }
 
@@ -459,7 +458,7 @@ impl OpenCodec {
             let (headers, plan) = (&mut self.headers, &mut self.plan);
             let put = if old {
                 let Some(planned) = plan.columns.get(position) else { return Ok(None) };
-                let forced = |name: &str| same_name(&planned.name, name).then_some(planned.flags);
+                let forced = |name: &str| planned.ty.flags.filter(|_| same_name(&planned.name, name));
                 headers.read_column(cur, position, base, forced, |name, ty, value, at, spare| {
                     if !same_name(&planned.name, name.as_bytes()) || !ty.same_type(&planned.ty) {
                         return Ok(false);
@@ -508,8 +507,8 @@ enum PutRow {
     GivenUp,
 }
 
-/// The columns of the new row last put, by position: each one's name, output field, flags and
-/// type. A table's rows list their columns alike, so a column is looked up by name only when
+/// The columns of the new row last put, by position: each one's name, output field and type
+/// (with its flags). A table's rows list their columns alike, so a column is looked up by name only when
 /// its position held another.
 #[derive(Default)]
 struct FieldPlan {
@@ -519,7 +518,6 @@ struct FieldPlan {
 struct PlannedColumn {
     name: String,
     field: Option<usize>,
-    flags: u64,
     ty: ColumnType<'static>,
 }
 
@@ -532,21 +530,20 @@ impl FieldPlan {
         ty: ColumnType<'static>,
         rows: &dyn RowSink,
     ) -> Option<usize> {
-        let flags = ty.flags.unwrap_or(0);
         match self.columns.get_mut(position) {
             Some(planned) if same_name(&planned.name, name) => {
-                (planned.flags, planned.ty) = (flags, ty);
+                planned.ty = ty;
                 planned.field
             }
             Some(planned) => {
                 planned.name.clear();
                 planned.name.push_str(name);
-                (planned.field, planned.flags, planned.ty) = (rows.field(name), flags, ty);
+                (planned.field, planned.ty) = (rows.field(name), ty);
                 planned.field
             }
             None => {
                 let field = rows.field(name);
-                self.columns.push(PlannedColumn { name: name.to_string(), field, flags, ty });
+                self.columns.push(PlannedColumn { name: name.to_string(), field, ty });
                 field
             }
         }
