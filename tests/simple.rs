@@ -1021,6 +1021,35 @@ fn an_integer_a_float_column_cannot_hold_is_refused_by_avro() {
 }
 
 #[test]
+fn an_integer_on_the_wrong_side_of_zero_for_its_column_is_refused() {
+    // Unsigned integers travel as their bits: a negative value of an unsigned column, or an
+    // unsigned one above i64::MAX of a signed column, would come back as another number.
+    let table = Table::new(own_schema());
+    for protocol in [Protocol::SimpleJson, Protocol::SimpleAvro] {
+        let encode = |id: Value<'static>, qty: Value<'static>| {
+            let mut values = sample_values(1);
+            values[0] = id;
+            values[1] = qty;
+            let row = own_row(&table, values, EventKind::Insert);
+            let mut encoder =
+                protocol.encoder(&EncodeOptions { build_ts: Some(BUILD_TS), ..Default::default() }).unwrap();
+            encoder.encode(&row, &row.events[0], &mut Vec::new())
+        };
+        encode(Value::UInt(i64::MAX as u64), Value::Int(0)).unwrap();
+        encode(Value::Text("-5".into()), Value::Text("4294967295".into())).unwrap();
+        for (id, qty) in [
+            (Value::UInt(i64::MAX as u64 + 1), Value::UInt(7)),
+            (Value::Text("9223372036854775808".into()), Value::UInt(7)),
+            (Value::Int(1), Value::Int(-1)),
+            (Value::Int(1), Value::Text("-32768".into())),
+        ] {
+            let fault = encode(id, qty).unwrap_err();
+            assert!(fault.reason.contains("an integer in the column's range"), "{protocol:?}: {}", fault.reason);
+        }
+    }
+}
+
+#[test]
 fn a_failed_schema_message_teaches_the_cache_nothing() {
     // A BOOTSTRAP with bytes after its end fails whole: the row after it must still wait for
     // its schema rather than decode against the one the failed message carried.

@@ -601,17 +601,32 @@ fn is_binary_string(ty: &ColumnType<'_>) -> bool {
     ty.binary && (ty.base.is_string() || ty.base == MySqlType::Geometry)
 }
 
+/// An integer column's value as Avro's long: unsigned ones as their bits, as Go writes them. A
+/// value on the wrong side of zero for the column's signedness is refused: the consumer would
+/// read a negative number of an unsigned column as a huge one, and the reverse.
 fn integer_of(c: &Column<'_>) -> FaultResult<i64> {
+    let signed_integer = c.ty.base.is_integer() && !c.ty.unsigned;
+    let unsigned_integer = c.ty.base.is_integer() && c.ty.unsigned;
     match &c.value {
+        Value::Int(v) if unsigned_integer && *v < 0 => Err(out_of_range(c)),
         Value::Int(v) => Ok(*v),
+        Value::UInt(v) if signed_integer && *v > i64::MAX as u64 => Err(out_of_range(c)),
         Value::UInt(v) => Ok(*v as i64),
-        Value::Text(t) => {
-            t.parse::<i64>().or_else(|_| t.parse::<u64>().map(|v| v as i64)).map_err(|_| not_a(c, "an integer"))
-        }
+        Value::Text(t) => match (t.parse::<i64>(), t.parse::<u64>()) {
+            (Ok(v), _) if unsigned_integer && v < 0 => Err(out_of_range(c)),
+            (Ok(v), _) => Ok(v),
+            (_, Ok(_)) if signed_integer => Err(out_of_range(c)),
+            (_, Ok(v)) => Ok(v as i64),
+            _ => Err(not_a(c, "an integer")),
+        },
         Value::Float32(v) => whole_number(*v as f64, c),
         Value::Float64(v) => whole_number(*v, c),
         _ => Err(not_a(c, "an integer")),
     }
+}
+
+fn out_of_range(c: &Column<'_>) -> Fault {
+    not_a(c, "an integer in the column's range")
 }
 
 /// A float that is a whole number in the column's integer range (unsigned ones as their bits).
@@ -621,7 +636,7 @@ fn whole_number(v: f64, c: &Column<'_>) -> FaultResult<i64> {
         _ if v.fract() != 0.0 => Err(not_a(c, "an integer")),
         _ if c.ty.unsigned && (0.0..2.0 * TWO_63).contains(&v) => Ok(v as u64 as i64),
         _ if !c.ty.unsigned && (-TWO_63..TWO_63).contains(&v) => Ok(v as i64),
-        _ => Err(not_a(c, "an integer in the column's range")),
+        _ => Err(out_of_range(c)),
     }
 }
 
@@ -714,6 +729,7 @@ fn write_json_value(out: &mut Vec<u8>, c: &Column<'_>, tz: &str) -> FaultResult<
     }
     if c.ty.base.is_integer() || matches!(c.ty.base, MySqlType::Enum | MySqlType::Set | MySqlType::Bit) {
         // Checked, so that a bad value fails here rather than in the consumer.
+        integer_of(c)?;
         let text = value_text(c)?;
         if text.parse::<i64>().is_err() && text.parse::<u64>().is_err() {
             return Err(not_a(c, "an integer"));
