@@ -92,8 +92,10 @@ fuzz: fuzz-build
 	@awk '/number_of_executed_units/ {n += $$3} END {print "total executions:", n}' fuzz/runs.log
 
 # The short run CI makes (.ci/run, the workflow): 50,000 executions a target from the seeds alone
-# (a fresh corpus, as on a new clone), with a fixed random seed, so that a submission's result
-# does not depend on luck, on the machine's speed or on earlier runs (10-20 s a target).
+# (a fresh corpus, as on a new clone), with a fixed random seed, so that it does not depend on the
+# machine's speed or on earlier runs (10-20 s a target). Two runs still differ: a folder is read in
+# the file system's order, and hash tables in the dependencies seed themselves per process, which
+# steers the coverage. So a smoke run can find an old bug that others missed (it did, 2026-11-26).
 # Open-ended search is `make fuzz`, which keeps its corpus in fuzz/corpus.
 fuzz-smoke:
 	rm -rf fuzz/target/smoke-corpus

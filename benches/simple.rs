@@ -5,7 +5,9 @@
 //! * `<flavour>/typed`: through `BatchDecoder` into the typed Arrow layout;
 //! * `<flavour>/encode`: events to Kafka values;
 //! * `simple_json/json_floor`: serde_json reading the same messages while building nothing;
-//! * `simple_json/simd_floor`: a SIMD structural scan of them (the floor of reading JSON at all).
+//! * `simple_json/simd_floor`: a SIMD structural scan of them (the floor of reading JSON at all);
+//! * `simple_avro/copy_floor`: the Avro messages copied once (the memory-bandwidth floor, as for
+//!   Craft: a binary format's values need no scan to be found).
 //!
 //!     cargo bench --bench simple
 
@@ -184,6 +186,20 @@ fn simple(c: &mut Criterion) {
             configure(&mut group, bytes);
             group.bench_function("10k", |b| {
                 b.iter(|| black_box(common::structural::structural_scan(rows.iter().map(|v| black_box(v.as_slice())))))
+            });
+            group.finish();
+        }
+
+        if protocol == Protocol::SimpleAvro {
+            let src: Vec<u8> = rows.concat();
+            let mut dst = vec![0u8; src.len()];
+            let mut group = c.benchmark_group("simple_avro/copy_floor");
+            configure(&mut group, bytes);
+            group.bench_function("10k", |b| {
+                b.iter(|| {
+                    dst.copy_from_slice(black_box(&src));
+                    black_box(&dst);
+                })
             });
             group.finish();
         }
