@@ -175,16 +175,9 @@ fn craft(c: &mut Criterion) {
     group.finish();
 
     // The floor: the same bytes copied once into an allocated buffer.
-    let src: Vec<u8> = messages.concat();
-    let mut dst = vec![0u8; src.len()];
     let mut group = c.benchmark_group("craft/copy_floor");
     configure(&mut group, bytes);
-    group.bench_function("10k", |b| {
-        b.iter(|| {
-            dst.copy_from_slice(black_box(&src));
-            black_box(&dst);
-        })
-    });
+    common::bench_copy(&mut group, &messages.concat());
     group.finish();
 }
 

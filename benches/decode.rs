@@ -85,15 +85,9 @@ fn canal_json(c: &mut Criterion) {
     // The floor: the same bytes copied once into an allocated buffer.
     let values = batch.column(0).as_binary::<i32>();
     let src = &values.value_data()[values.value_offsets()[0] as usize..];
-    let mut dst = vec![0u8; src.len()];
     let mut group = c.benchmark_group("copy_floor");
     configure(&mut group, bytes);
-    group.bench_function("10k", |b| {
-        b.iter(|| {
-            dst.copy_from_slice(black_box(src));
-            black_box(&dst);
-        })
-    });
+    common::bench_copy(&mut group, src);
     group.finish();
 }
 

@@ -191,16 +191,9 @@ fn simple(c: &mut Criterion) {
         }
 
         if protocol == Protocol::SimpleAvro {
-            let src: Vec<u8> = rows.concat();
-            let mut dst = vec![0u8; src.len()];
             let mut group = c.benchmark_group("simple_avro/copy_floor");
             configure(&mut group, bytes);
-            group.bench_function("10k", |b| {
-                b.iter(|| {
-                    dst.copy_from_slice(black_box(&src));
-                    black_box(&dst);
-                })
-            });
+            common::bench_copy(&mut group, &rows.concat());
             group.finish();
         }
 

@@ -12,10 +12,13 @@
 pub mod structural;
 
 use std::fmt::Write;
+use std::hint::black_box;
 use std::sync::Arc;
 
 use arrow_array::{BinaryArray, RecordBatch};
 use arrow_schema::{DataType, Field, Fields, Schema, TimeUnit};
+use criterion::measurement::WallTime;
+use criterion::BenchmarkGroup;
 use ticdc_rs::codec::{CodecOptions, EncodeOptions};
 use ticdc_rs::event::MessageEvents;
 use ticdc_rs::Protocol;
@@ -424,4 +427,16 @@ pub fn skim_json<'a>(docs: impl Iterator<Item = &'a [u8]>) -> usize {
         n += 1;
     }
     n
+}
+
+/// The floor of any decoder of `src`: its bytes copied once into an allocated buffer (memory
+/// bandwidth), as `10k` in `group`.
+pub fn bench_copy(group: &mut BenchmarkGroup<'_, WallTime>, src: &[u8]) {
+    let mut dst = vec![0u8; src.len()];
+    group.bench_function("10k", |b| {
+        b.iter(|| {
+            dst.copy_from_slice(black_box(src));
+            black_box(&dst);
+        })
+    });
 }
