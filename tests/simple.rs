@@ -17,6 +17,7 @@ use serde_json::Value as Json;
 use ticdc_rs::arrow::infer::infer_schema;
 use ticdc_rs::codec::simple::{ColumnSchema, DataType as SimpleType, DefaultValue, IndexSchema, Table, TableSchema};
 use ticdc_rs::codec::{Codec, CodecOptions, EncodeOptions, HeldMessage, LargeMessageHandle, MessageOrigin, Record};
+use ticdc_rs::error::Fault;
 use ticdc_rs::event::{Column, Event, EventKind, MessageEvents, Value};
 use ticdc_rs::{BatchDecoder, Compression, DecodeOptions, OnError, Protocol};
 use ticdc_rs::{LayoutOptions, TableName};
@@ -994,20 +995,23 @@ fn a_value_the_announced_schema_lacks_is_refused() {
     }
 }
 
+/// The own table's sample row 1 as an INSERT, with the values at the given positions replaced,
+/// encoded by a fresh encoder.
+fn encode_sample<const N: usize>(protocol: Protocol, replaced: [(usize, Value<'static>); N]) -> Result<(), Fault> {
+    let mut values = sample_values(1);
+    for (at, value) in replaced {
+        values[at] = value;
+    }
+    let row = own_row(&Table::new(own_schema()), values, EventKind::Insert);
+    let mut encoder = protocol.encoder(&EncodeOptions { build_ts: Some(BUILD_TS), ..Default::default() }).unwrap();
+    encoder.encode(&row, &row.events[0], &mut Vec::new())
+}
+
 #[test]
 fn an_integer_a_float_column_cannot_hold_is_refused_by_avro() {
     // Avro writes FLOAT as a binary float and DOUBLE as a double: an integer either would round
     // is refused, as a fraction is for an integer column; one it holds exactly is written.
-    let table = Table::new(own_schema());
-    let encode = |ratio: Value<'static>, score: Value<'static>| {
-        let mut values = sample_values(1);
-        values[4] = ratio;
-        values[5] = score;
-        let row = own_row(&table, values, EventKind::Insert);
-        let mut encoder =
-            Protocol::SimpleAvro.encoder(&EncodeOptions { build_ts: Some(BUILD_TS), ..Default::default() }).unwrap();
-        encoder.encode(&row, &row.events[0], &mut Vec::new())
-    };
+    let encode = |ratio, score| encode_sample(Protocol::SimpleAvro, [(4, ratio), (5, score)]);
     encode(Value::UInt(1 << 24), Value::Int(-(1 << 53))).unwrap();
     for (ratio, score) in [
         (Value::UInt(18446744073642296637), Value::Null),
@@ -1024,17 +1028,8 @@ fn an_integer_a_float_column_cannot_hold_is_refused_by_avro() {
 fn an_integer_on_the_wrong_side_of_zero_for_its_column_is_refused() {
     // Unsigned integers travel as their bits: a negative value of an unsigned column, or an
     // unsigned one above i64::MAX of a signed column, would come back as another number.
-    let table = Table::new(own_schema());
     for protocol in [Protocol::SimpleJson, Protocol::SimpleAvro] {
-        let encode = |id: Value<'static>, qty: Value<'static>| {
-            let mut values = sample_values(1);
-            values[0] = id;
-            values[1] = qty;
-            let row = own_row(&table, values, EventKind::Insert);
-            let mut encoder =
-                protocol.encoder(&EncodeOptions { build_ts: Some(BUILD_TS), ..Default::default() }).unwrap();
-            encoder.encode(&row, &row.events[0], &mut Vec::new())
-        };
+        let encode = |id, qty| encode_sample(protocol, [(0, id), (1, qty)]);
         encode(Value::UInt(i64::MAX as u64), Value::Int(0)).unwrap();
         encode(Value::Text("-5".into()), Value::Text("4294967295".into())).unwrap();
         for (id, qty) in [
