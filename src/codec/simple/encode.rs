@@ -728,10 +728,12 @@ fn write_json_value(out: &mut Vec<u8>, c: &Column<'_>, tz: &str) -> FaultResult<
         return Ok(());
     }
     if c.ty.base.is_integer() || matches!(c.ty.base, MySqlType::Enum | MySqlType::Set | MySqlType::Bit) {
-        // Checked, so that a bad value fails here rather than in the consumer.
+        // Checked, so that a bad value fails here rather than in the consumer: a float's text
+        // too, which `integer_of` checks only as a number.
         integer_of(c)?;
         let text = value_text(c)?;
-        if text.parse::<i64>().is_err() && text.parse::<u64>().is_err() {
+        let float = matches!(c.value, Value::Float32(_) | Value::Float64(_));
+        if float && text.parse::<i64>().is_err() && text.parse::<u64>().is_err() {
             return Err(not_a(c, "an integer"));
         }
         write_json_str(out, &text);
