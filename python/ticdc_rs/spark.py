@@ -15,9 +15,12 @@ every micro-batch; `table_schemas=` gives the decoders the schemas already seen,
 
 from __future__ import annotations
 
+import re
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_type
@@ -34,6 +37,7 @@ from ticdc_rs._changes import (
     VALID_FROM,
     VALID_TO,
     ApplyState,
+    ReplayError,
     check_as_of,
     consistent_ts,
     recorded_key,
@@ -75,7 +79,10 @@ def decode(
         value_column=value_column,
         **options,
     )
-    return _with_recorded_key(df.mapInArrow(decoder, decoder.schema), decoder)
+    events = _with_recorded_key(df.mapInArrow(decoder, decoder.schema), decoder)
+    if options.get("layout") == "typed":
+        _DECODED[events] = (df, decoder)
+    return events
 
 
 def _sample(df: DataFrame, key_column: str, value_column: str) -> pa.Table:
@@ -159,6 +166,9 @@ def _is_reset():
 
 
 RESET = "__reset"
+RESET_BUCKET = "__reset_bucket"
+INCOMPLETE_ROW = ("an INSERT/UPDATE event carries only the handle key or a claim-check location: "
+                  "decode with claim_check_dir= to read its row")
 
 
 def _changes(events: DataFrame, keys: list[str], limit: int | None, after, *, resets: bool = False) -> DataFrame:
@@ -179,9 +189,8 @@ def _changes(events: DataFrame, keys: list[str], limit: int | None, after, *, re
     if "_handle_key_only" in events.columns and "_claim_check" in events.columns:
         incomplete = F.col("_op").isin("INSERT", "UPDATE") & (
             F.coalesce(F.col("_handle_key_only"), F.lit(False)) | F.col("_claim_check").isNotNull())
-        message = ("an INSERT/UPDATE event carries only the handle key or a claim-check location: "
-                   "decode with claim_check_dir= to read its row")
-        rows = rows.withColumn(COMMIT_TS, F.when(incomplete, F.raise_error(F.lit(message))).otherwise(F.col(COMMIT_TS)))
+        rows = rows.withColumn(COMMIT_TS, F.when(incomplete, F.raise_error(F.lit(INCOMPLETE_ROW)))
+                               .otherwise(F.col(COMMIT_TS)))
     tail = [F.col(c) for c in (COMMIT_TS, *order)] + ([is_reset.alias(RESET)] if resets else [])
 
     def change(values: list, deleted) -> Column:
@@ -225,17 +234,29 @@ def replay(events: DataFrame, keys: Sequence[str] | None = None, *, as_of: str |
     (a reset's key is null, so resets come first; a key is never null) and then in change order,
     greatest first, a row is its key's greatest change when the row before it holds another key,
     and the last reset it must follow is the greatest of the resets before it.
+
+    When `events` is what `decode(..., layout="typed")` returned (not cached, not transformed),
+    its Python tasks turn the events into these changes as they decode them (`_DecodedChanges`),
+    so that Spark does not copy every change through two `Generate`s before the shuffle.
     """
     columns = table_columns(events.columns)
     keys = resolve_keys(keys, _recorded_keys(events), columns)
     check_as_of(as_of)
     limit = None if as_of == "end" else snapshot_ts(events, partitions) if as_of == "watermark" else int(as_of)
-    changes = _changes(events, keys, limit, None, resets=True)
     shuffle = int(events.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
     buckets = 8 * shuffle  # several per shuffle partition, so that hashing them spreads evenly
-    bucket = F.when(F.col(RESET), F.sequence(F.lit(0), F.lit(buckets - 1)))
-    bucket = bucket.otherwise(F.array(F.pmod(F.xxhash64(*keys), F.lit(buckets))))
-    spread = changes.withColumn("__bucket", F.explode(bucket)).repartition(shuffle, "__bucket")
+    hashed = F.pmod(F.xxhash64(*keys), F.lit(buckets))
+    decoded = None if events.is_cached else _DECODED.get(events)
+    if decoded is not None:
+        messages, decoder = decoded
+        prepare = _DecodedChanges(decoder, keys, limit, buckets)
+        changes = messages.mapInArrow(prepare, prepare.schema)
+        spread = changes.withColumn("__bucket", F.coalesce(F.col(RESET_BUCKET), hashed)).drop(RESET_BUCKET)
+    else:
+        changes = _changes(events, keys, limit, None, resets=True)
+        bucket = F.when(F.col(RESET), F.sequence(F.lit(0), F.lit(buckets - 1))).otherwise(F.array(hashed))
+        spread = changes.withColumn("__bucket", F.explode(bucket))
+    spread = spread.repartition(shuffle, "__bucket")
     w = Window.partitionBy("__bucket").orderBy(*[F.col(k).asc_nulls_first() for k in keys], *_change_order(changes))
     greatest = F.lag(F.lit(True)).over(w).isNull()
     for k in keys:
@@ -246,6 +267,94 @@ def replay(events: DataFrame, keys: Sequence[str] | None = None, *, as_of: str |
                            reset_ts.alias("__reset_ts"))
     after_reset = F.col("__reset_ts").isNull() | (F.col(COMMIT_TS) > F.col("__reset_ts"))
     return ranked.where(F.col("__greatest") & ~F.col(RESET) & ~F.col(DELETED) & after_reset).select(*columns)
+
+
+# What `decode(..., layout="typed")` returned, with its messages and decoder (see `replay`).
+_DECODED: weakref.WeakKeyDictionary[DataFrame, tuple[DataFrame, Decoder]] = weakref.WeakKeyDictionary()
+
+
+class _DecodedChanges:
+    """`mapInArrow`'s function for `replay` of a `decode` result: decodes the messages and yields
+    the changes `_changes(..., resets=True)` would make of their events, with each reset once per
+    bucket (its number in `__reset_bucket`; null for the other changes). A key-moving UPDATE's
+    second change, the old key's removal, carries its key alone: replay reads no other value of a
+    removal."""
+
+    def __init__(self, decoder: Decoder, keys: list[str], limit: int | None, buckets: int) -> None:
+        self.decoder, self.keys, self.limit, self.buckets = decoder, keys, limit, buckets
+        events = decoder.schema.arrow
+        self.columns = table_columns(events.names)
+        self.order = [c for c in ORDER_COLUMNS if c in events.names]
+        self.schema = ArrowSchema(pa.schema([
+            *[events.field(c).with_nullable(True) for c in self.columns],
+            pa.field(DELETED, pa.bool_()),
+            events.field(COMMIT_TS),
+            *[events.field(c) for c in self.order],
+            pa.field(RESET, pa.bool_()),
+            pa.field(RESET_BUCKET, pa.int32()),
+        ]))
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for events in self.decoder(batches):
+            yield from self._changes(events)
+
+    def _changes(self, events: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+        if self.limit is not None:
+            events = events.filter(pc.less_equal(events.column(COMMIT_TS), self.limit))
+        op = events.column("_op")
+        rows = events.filter(pc.is_in(op, pa.array(ROW_OPS)))
+        if rows.num_rows:
+            self._check_complete(rows)
+            deleted = pc.equal(rows.column("_op"), "DELETE")
+            yield self._batch(rows, [rows.column(c) for c in self.columns], deleted)
+            removals = self._removals(rows)
+            if removals is not None:
+                yield removals
+        ddl = events.filter(pc.equal(op, "DDL"))
+        resets = [i for i, text in enumerate(ddl.column("_ddl").to_pylist()) if text and re.search(RESET_DDL, text)]
+        if resets:
+            copies = ddl.take(pa.array([i for i in resets for _ in range(self.buckets)]))
+            none = [pa.nulls(copies.num_rows, self.schema.field(c).type) for c in self.columns]
+            buckets = pa.array(list(range(self.buckets)) * len(resets), pa.int32())
+            yield self._batch(copies, none, pa.repeat(False, copies.num_rows), reset_buckets=buckets)
+
+    def _check_complete(self, rows: pa.RecordBatch) -> None:
+        names = rows.schema.names
+        if "_handle_key_only" not in names or "_claim_check" not in names:
+            return
+        incomplete = pc.and_(pc.is_in(rows.column("_op"), pa.array(["INSERT", "UPDATE"])),
+                             pc.or_(pc.fill_null(rows.column("_handle_key_only"), False),
+                                    pc.is_valid(rows.column("_claim_check"))))
+        if pc.any(incomplete).as_py():
+            raise ReplayError(INCOMPLETE_ROW)
+
+    def _removals(self, rows: pa.RecordBatch) -> pa.RecordBatch | None:
+        """The removals of the old keys of the key-moving UPDATEs of `rows`."""
+        if "_before" not in rows.schema.names:
+            return None
+        before = rows.column("_before")
+        old = {k: pc.coalesce(pc.struct_field(before, k), rows.column(k)) for k in self.keys}
+        moved = pc.not_equal(old[self.keys[0]], rows.column(self.keys[0]))
+        for k in self.keys[1:]:
+            moved = pc.or_(moved, pc.not_equal(old[k], rows.column(k)))
+        is_move = pc.and_(pc.and_(pc.equal(rows.column("_op"), "UPDATE"), pc.is_valid(before)), moved)
+        at = pc.indices_nonzero(pc.fill_null(is_move, False))
+        if not len(at):
+            return None
+        moves = rows.take(at)
+        values = [old[c].take(at) if c in old else pa.nulls(len(at), self.schema.field(c).type)
+                  for c in self.columns]
+        return self._batch(moves, values, pa.repeat(True, len(at)))
+
+    def _batch(self, events: pa.RecordBatch, values: list, deleted, *, reset_buckets=None) -> pa.RecordBatch:
+        """Changes of `events` with `values` for the table's columns; resets when `reset_buckets`
+        numbers their buckets."""
+        n = events.num_rows
+        is_reset = reset_buckets is not None
+        return pa.RecordBatch.from_arrays(
+            [*values, deleted, events.column(COMMIT_TS), *[events.column(c) for c in self.order],
+             pa.repeat(is_reset, n), reset_buckets if is_reset else pa.nulls(n, pa.int32())],
+            schema=self.schema.arrow)
 
 
 def replay_tables(df: DataFrame, protocol: str = "auto", *, tables: Sequence[str] | None = None,

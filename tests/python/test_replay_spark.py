@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import polars as pl
+import pyarrow as pa
 import pytest
 from changefeed import PROTOCOLS, SCHEMA, TABLE, Topic, Workload, decoder_options, rows_of
 from test_replay_model import micro_batches
@@ -23,6 +25,11 @@ def rows(df) -> list[tuple]:
     return sorted(tuple(r) for r in df.select("id", "v", "n").collect())
 
 
+def decodes_as_it_replays(replayed) -> bool:
+    """Whether the plan turns events into changes in the decoding Python task (see `ts.replay`)."""
+    return "_DecodedChanges" in replayed._jdf.queryExecution().optimizedPlan().toString()
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_spark_replay_is_the_model_table_and_polars(spark, protocol):
     rng = random.Random(PROTOCOLS.index(protocol))
@@ -37,7 +44,37 @@ def test_spark_replay_is_the_model_table_and_polars(spark, protocol):
     assert rows(ts.replay(events, as_of=at)) == rows_of(work.table_at(at))
     assert ts.snapshot_ts(events) == work.txns[-1].ts
     assert rows(ts.replay(events, as_of="watermark")) == rows_of(work.final)
+    fresh = spark_events(spark, messages, protocol)
+    assert decodes_as_it_replays(ts.replay(fresh)) and not decodes_as_it_replays(ts.replay(events))
+    for as_of in ("end", at, "watermark"):
+        assert rows(ts.replay(fresh, as_of=as_of)) == rows(ts.replay(events, as_of=as_of))
     events.unpersist()
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_spark_replay_of_what_decode_returned_is_the_model_table(spark, split):
+    rng = random.Random(3)  # two TRUNCATEs, nine keys moved after the last, eleven rows in the end
+    work = Workload.random(rng, 40)
+    topic = Topic.of(work, rng, split=split)
+    replayed = ts.replay(spark_events(spark, topic.messages("open"), "open"))
+    assert decodes_as_it_replays(replayed)
+    assert rows(replayed) == rows_of(work.final)
+
+
+def test_spark_replay_refuses_rows_that_carry_only_the_handle_key(spark):
+    message = json.dumps({
+        "id": 0, "database": "shop", "table": "items", "pkNames": ["id"], "isDdl": False, "type": "INSERT",
+        "es": 1, "ts": 0, "sql": "", "sqlType": {"id": 4}, "mysqlType": {"id": "int"}, "old": None,
+        "data": [{"id": "5"}], "_tidb": {"commitTs": 449_543_017_000_000_000, "onlyHandleKey": True},
+    }).encode()
+    messages = spark.createDataFrame(pa.table({"value": pa.array([message], pa.binary())}))
+    events = ts.decode(messages, "canal-json", layout="typed", table="shop.items",
+                       schema="CREATE TABLE items (id INT PRIMARY KEY, v INT)")
+    both = [ts.replay(events), ts.replay(events.select("*"))]
+    assert [decodes_as_it_replays(replayed) for replayed in both] == [True, False]
+    for replayed in both:
+        with pytest.raises(Exception, match="carries only the handle key"):
+            replayed.collect()
 
 
 def test_spark_replay_needs_a_key(spark):
