@@ -8,9 +8,10 @@ A Canal-JSON topic of one table (`id` key, five columns) holds `--changes` row c
 watermark every 1,000. Polars: decode it (`ticdc_rs.polars.decode`, typed), then `replay` the
 events, then `apply` them into a new Delta table (deltalake) — medians of `--reps`. Spark: one
 micro-batch of `--spark-changes` through `ticdc_rs.spark.decode` alone (every column written to
-Spark's `noop` sink), then decode and `replay` together (replay's cost is the difference), then
-`replay` and `apply` (into a new Delta table, then the same batch again into it) of the decoded
-events held in Spark's cache, then decode and apply together.
+Spark's `noop` sink) and decode and `replay` together (replay's cost is the difference), the two
+taken in turn so that both see the same machine, then `replay` and `apply` (into a new Delta
+table, then the same batch again into it) of the decoded events held in Spark's cache, then decode
+and apply together.
 """
 
 from __future__ import annotations
@@ -82,6 +83,20 @@ def topic(n: int) -> pa.Table:
                      "offset": pa.array(np.arange(len(value), dtype=np.int64))})
 
 
+def in_turn(cases: dict, reps: int) -> dict[str, float]:
+    """The median time of each case, the cases run one after the other `reps` times (after one
+    run each to warm up)."""
+    for fn in cases.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(reps):
+        for name, fn in cases.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def timed(fn, reps: int) -> tuple[float, object]:
     times, out = [], None
     for _ in range(reps):
@@ -134,8 +149,8 @@ def bench_spark(n: int, reps: int) -> None:
         def run(df):
             df.write.format("noop").mode("overwrite").save()
 
-        t_decode, _ = timed(lambda: run(events()), reps)
-        t_decode_replay, _ = timed(lambda: run(ts.replay(events())), reps)
+        paired = in_turn({"decode": lambda: run(events()), "replay": lambda: run(ts.replay(events()))}, reps)
+        t_decode, t_decode_replay = paired["decode"], paired["replay"]
         decoded = events().persist()
         decoded.count()
         t_replay, _ = timed(lambda: run(ts.replay(decoded)), reps)

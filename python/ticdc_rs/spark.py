@@ -235,9 +235,10 @@ def replay(events: DataFrame, keys: Sequence[str] | None = None, *, as_of: str |
     greatest first, a row is its key's greatest change when the row before it holds another key,
     and the last reset it must follow is the greatest of the resets before it.
 
-    When `events` is what `decode(..., layout="typed")` returned (not cached, not transformed),
-    its Python tasks turn the events into these changes as they decode them (`_DecodedChanges`),
-    so that Spark does not copy every change through two `Generate`s before the shuffle.
+    When `events` is what `decode(..., layout="typed")` returned (not transformed) and Spark's
+    cache does not hold it, its Python tasks turn the events into these changes as they decode
+    them (`_DecodedChanges`), so that Spark does not copy every change through two `Generate`s
+    before the shuffle.
     """
     columns = table_columns(events.columns)
     keys = resolve_keys(keys, _recorded_keys(events), columns)
@@ -246,8 +247,8 @@ def replay(events: DataFrame, keys: Sequence[str] | None = None, *, as_of: str |
     shuffle = int(events.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
     buckets = 8 * shuffle  # several per shuffle partition, so that hashing them spreads evenly
     hashed = F.pmod(F.xxhash64(*keys), F.lit(buckets))
-    decoded = None if events.is_cached else _DECODED.get(events)
-    if decoded is not None:
+    decoded = _DECODED.get(events)
+    if decoded is not None and not _in_cache(events):
         messages, decoder = decoded
         prepare = _DecodedChanges(decoder, keys, limit, buckets)
         changes = messages.mapInArrow(prepare, prepare.schema)
@@ -271,6 +272,13 @@ def replay(events: DataFrame, keys: Sequence[str] | None = None, *, as_of: str |
 
 # What `decode(..., layout="typed")` returned, with its messages and decoder (see `replay`).
 _DECODED: weakref.WeakKeyDictionary[DataFrame, tuple[DataFrame, Decoder]] = weakref.WeakKeyDictionary()
+
+
+def _in_cache(events: DataFrame) -> bool:
+    """Whether Spark's cache holds `events`, cached through it or through another DataFrame of the
+    same plan."""
+    manager = events.sparkSession._jsparkSession.sharedState().cacheManager()
+    return manager.lookupCachedData(events._jdf).isDefined()
 
 
 class _DecodedChanges:

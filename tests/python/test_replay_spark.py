@@ -36,18 +36,20 @@ def test_spark_replay_is_the_model_table_and_polars(spark, protocol):
     work = Workload.random(rng, 30)
     topic = Topic.of(work, rng)
     messages = topic.messages(protocol)
+    at = work.snapshots[len(work.snapshots) // 2][0]
+    as_decoded = {as_of: ts.replay(spark_events(spark, messages, protocol), as_of=as_of)
+                  for as_of in ("end", at, "watermark")}
+    assert all(decodes_as_it_replays(replayed) for replayed in as_decoded.values())
+    as_decoded = {as_of: rows(replayed) for as_of, replayed in as_decoded.items()}
     events = spark_events(spark, messages, protocol).cache()
-    assert rows(ts.replay(events)) == rows_of(work.final)
+    assert not decodes_as_it_replays(ts.replay(events))
+    assert not decodes_as_it_replays(ts.replay(spark_events(spark, messages, protocol))), "the cache holds it"
+    assert rows(ts.replay(events)) == rows_of(work.final) == as_decoded["end"]
     polars_rows = tp.replay(tp.decode(messages, protocol, layout="typed", table=TABLE, schema=SCHEMA))
     assert rows(ts.replay(events)) == sorted(polars_rows.select("id", "v", "n").iter_rows())
-    at = work.snapshots[len(work.snapshots) // 2][0]
-    assert rows(ts.replay(events, as_of=at)) == rows_of(work.table_at(at))
+    assert rows(ts.replay(events, as_of=at)) == rows_of(work.table_at(at)) == as_decoded[at]
     assert ts.snapshot_ts(events) == work.txns[-1].ts
-    assert rows(ts.replay(events, as_of="watermark")) == rows_of(work.final)
-    fresh = spark_events(spark, messages, protocol)
-    assert decodes_as_it_replays(ts.replay(fresh)) and not decodes_as_it_replays(ts.replay(events))
-    for as_of in ("end", at, "watermark"):
-        assert rows(ts.replay(fresh, as_of=as_of)) == rows(ts.replay(events, as_of=as_of))
+    assert rows(ts.replay(events, as_of="watermark")) == rows_of(work.final) == as_decoded["watermark"]
     events.unpersist()
 
 
