@@ -811,8 +811,17 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResul
                     .or_else(|_| text.parse::<i64>().map(|v| v as u64))
                     .map(Value::UInt)
                     .map_err(|_| bad("a 64-bit integer")),
-                Float => text.parse::<f64>().map(|v| Value::Float32(v as f32)).map_err(|_| bad("a number")),
-                Double => text.parse::<f64>().map(Value::Float64).map_err(|_| bad("a number")),
+                // Out of range, a number would read as an infinity, which no MySQL column holds.
+                Float => match text.parse::<f64>() {
+                    Ok(v) if (v as f32).is_finite() => Ok(Value::Float32(v as f32)),
+                    Ok(_) => Err(bad("a FLOAT in range")),
+                    Err(_) => Err(bad("a number")),
+                },
+                Double => match text.parse::<f64>() {
+                    Ok(v) if v.is_finite() => Ok(Value::Float64(v)),
+                    Ok(_) => Err(bad("a DOUBLE in range")),
+                    Err(_) => Err(bad("a number")),
+                },
                 Geometry => Ok(Value::Bytes(Cow::Borrowed(text.as_bytes()))),
                 _ => Ok(Value::Text(Cow::Borrowed(text))),
             }

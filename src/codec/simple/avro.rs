@@ -492,6 +492,8 @@ impl AvroDecoder {
                 }
             }
             2 => Value::Float32(cur.float()?),
+            // A FLOAT column's value is a float32, as its text is read below and as Open reads it.
+            3 if matches!(kind, Kind::Float) => Value::Float32(cur.double()? as f32),
             3 => Value::Float64(cur.double()?),
             4 | 5 => {
                 let bytes = cur.bytes()?;
