@@ -96,6 +96,21 @@ def test_truncate_empties_the_table_and_voids_late_changes_before_it(engine):
     assert engine.read()["id"].to_list() == [3]
 
 
+@pytest.mark.parametrize(("ddl", "resets"), [
+    ("DROP TABLE `shop`.`items`", True),
+    ("drop database shop", True),
+    ("/* by TiCDC */ TRUNCATE TABLE items", True),
+    ("ALTER TABLE `shop`.`items` ADD COLUMN x INT", False),
+    ("CREATE TABLE `shop`.`truncate` (id INT)", False),
+])
+def test_truncate_and_drop_empty_the_table_and_other_ddl_does_not(engine, ddl, resets):
+    frame = events(ins(1, 1), {"_op": "DDL", "_commit_ts": TS + 2, "_ddl": ddl}, ins(3, 2))
+    engine(frame)
+    expected = [2] if resets else [1, 2]
+    assert engine.read()["id"].to_list() == expected
+    assert tp.replay(frame, keys=["id"])["id"].sort().to_list() == expected
+
+
 def test_a_column_added_upstream_reaches_the_target(engine):
     engine(events(ins(1, 1, "a")))
     engine(events(ins(2, 2, "b", extra="new"), upd(3, 1, "a2", extra="e1"), extra=True))
