@@ -477,6 +477,31 @@ fn large_messages_are_handled_per_option() {
 // ---------------------------------------------------------------------------------------------
 // Errors and hostile input
 
+/// An INSERT message (key, value) of one column `c` whose item is `col`.
+fn one_column_row(col: &str) -> (Vec<u8>, Vec<u8>) {
+    let json = format!(r#"{{"u":{{"c":{col}}}}}"#);
+    let key_json = br#"{"ts":1,"scm":"s","tbl":"t","t":1}"#;
+    let mut k = 1u64.to_be_bytes().to_vec();
+    k.extend_from_slice(&(key_json.len() as u64).to_be_bytes());
+    k.extend_from_slice(key_json);
+    let mut v = (json.len() as u64).to_be_bytes().to_vec();
+    v.extend_from_slice(json.as_bytes());
+    (k, v)
+}
+
+#[test]
+fn float_text_out_of_range_stays_text_through_the_encoder() {
+    for col in [r#"{"t":4,"f":0,"v":"1e39"}"#, r#"{"t":5,"f":0,"v":"-1e999"}"#] {
+        let (k, v) = one_column_row(col);
+        let mut first = MessageEvents::default();
+        codec(Compression::None).decode(Some(&k), &v, &mut first).unwrap();
+        let record = encode_message(&EncodeOptions::default(), &first).remove(0);
+        let mut again = MessageEvents::default();
+        codec(Compression::None).decode(record.key.as_deref(), &record.value, &mut again).unwrap();
+        assert_eq!(describe(&again), describe(&first), "{col}");
+    }
+}
+
 #[test]
 fn malformed_messages_fault_with_offsets() {
     let mut c = codec(Compression::None);
@@ -515,17 +540,7 @@ fn malformed_messages_fault_with_offsets() {
     bad_key[16] = b'x';
     let f = fault(&bad_key, &value);
     assert_eq!((f.offset, f.reason.contains("in the key")), (16, true), "{f:?}");
-    // Bad escapes and base64.
-    let row = |col: &str| {
-        let json = format!(r#"{{"u":{{"c":{col}}}}}"#);
-        let key_json = br#"{"ts":1,"scm":"s","tbl":"t","t":1}"#;
-        let mut k = 1u64.to_be_bytes().to_vec();
-        k.extend_from_slice(&(key_json.len() as u64).to_be_bytes());
-        k.extend_from_slice(key_json);
-        let mut v = (json.len() as u64).to_be_bytes().to_vec();
-        v.extend_from_slice(json.as_bytes());
-        (k, v)
-    };
+    // Bad escapes and base64; numbers out of their column's range.
     for col in [
         r#"{"t":15,"f":1,"v":"\\q"}"#,
         r#"{"t":252,"f":1,"v":"***"}"#,
@@ -533,13 +548,15 @@ fn malformed_messages_fault_with_offsets() {
         r#"{"t":3,"f":128,"v":-1}"#,
         r#"{"t":3,"f":0,"v":true}"#,
         r#"{"f":0,"v":1}"#,
+        r#"{"t":4,"f":0,"v":1e39}"#,
+        r#"{"t":5,"f":0,"v":-1e999}"#,
     ] {
-        let (k, v) = row(col);
+        let (k, v) = one_column_row(col);
         let mut out = MessageEvents::default();
         assert!(c.decode(Some(&k), &v, &mut out).is_err(), "{col}");
     }
     // Decompression failures are faults at the item.
-    let (k, v) = row(r#"{"t":3,"f":0,"v":1}"#);
+    let (k, v) = one_column_row(r#"{"t":3,"f":0,"v":1}"#);
     for compression in [Compression::Snappy, Compression::Lz4] {
         let f = codec(compression).decode(Some(&k), &v, &mut MessageEvents::default()).unwrap_err();
         assert!(f.reason.contains("decompress") && f.offset == 8, "{f:?}");

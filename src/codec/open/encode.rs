@@ -662,17 +662,19 @@ fn write_float(out: &mut Vec<u8>, value: &Value<'_>, single: bool) {
         Value::Int(v) => *v as f64,
         Value::UInt(v) => *v as f64,
         _ => {
+            // Text out of the column's range is no number (as the decoder reads one): it stays
+            // text rather than becoming the 0 an infinity is written as.
             return write_text_number(out, value, |t, out| match t.parse::<f64>() {
-                Ok(v) if single => {
+                Ok(v) if single && (v as f32).is_finite() => {
                     write_f32(out, v as f32);
                     true
                 }
-                Ok(v) => {
+                Ok(v) if !single && v.is_finite() => {
                     write_f64(out, v);
                     true
                 }
-                Err(_) => false,
-            })
+                _ => false,
+            });
         }
     };
     if single {
