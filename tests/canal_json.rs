@@ -293,3 +293,45 @@ fn typed_rows_of_a_failed_message_are_dropped_whole() {
         }
     }
 }
+
+/// Rows whose keys repeat the bytes of the rows before, under a `mysqlType` that lists the
+/// columns in another order, still put each value in its own column: the key order learnt from
+/// earlier rows stands for the columns of the `mysqlType` it was learnt under.
+#[test]
+fn typed_rows_follow_their_keys_when_the_declared_order_changes() {
+    use ticdc_rs::{LayoutOptions, TableName};
+    let message = |types: &str, data: &str| {
+        format!(
+            r#"{{"id":0,"database":"d","table":"t","pkNames":["id"],"isDdl":false,"type":"INSERT","es":1,"ts":1,"sql":"","sqlType":{{"id":4,"a":12,"b":12}},"mysqlType":{types},"data":[{data}],"old":null,"_tidb":{{"commitTs":1}}}}"#
+        )
+        .into_bytes()
+    };
+    let in_order = r#"{"id":"int","a":"varchar","b":"varchar"}"#;
+    let reordered = r#"{"id":"int","b":"varchar","a":"varchar"}"#;
+    let values = vec![
+        message(in_order, r#"{"id":"1","a":"a1","b":"b1"}"#),
+        message(in_order, r#"{"id":"2","a":"a2","b":"b2"}"#),
+        message(reordered, r#"{"id":"3","a":"a3","b":"b3"}"#),
+        message(reordered, r#"{"id":"4","b":"b4","a":"a4"}"#),
+        message(in_order, r#"{"id":"5","a":"a5","b":"b5"}"#),
+    ];
+    let mut dec = BatchDecoder::new(DecodeOptions {
+        protocol: Some(Protocol::CanalJson),
+        layout: LayoutOptions::Typed {
+            table: TableName::parse("d.t").unwrap(),
+            schema: Arc::new(Schema::new(vec![
+                Field::new("id", DataType::Int32, true),
+                Field::new("a", DataType::Utf8, true),
+                Field::new("b", DataType::Utf8, true),
+            ])),
+        },
+        ..Default::default()
+    })
+    .unwrap();
+    let out = dec.decode(&batch(values)).unwrap();
+    let column = |name: &str| -> Vec<_> {
+        out.column_by_name(name).unwrap().as_string::<i32>().iter().map(|v| v.unwrap().to_string()).collect()
+    };
+    assert_eq!(column("a"), ["a1", "a2", "a3", "a4", "a5"]);
+    assert_eq!(column("b"), ["b1", "b2", "b3", "b4", "b5"]);
+}

@@ -218,7 +218,9 @@ proptest! {
         views in any::<bool>(),
     ) {
         for protocol in [Protocol::Craft, Protocol::Open, Protocol::CanalJson] {
-            let straight = encode(protocol, &events(&changes, batch, false), batch);
+            // Canal-JSON's straight stream has the other table's rows too (its general one has the
+            // same messages, their members reordered): each one's other `mysqlType` is a new shape.
+            let straight = encode(protocol, &events(&changes, batch, protocol == Protocol::CanalJson), batch);
             let general = match protocol {
                 Protocol::CanalJson => straight.iter().map(|(key, value)| (key.clone(), data_first(value))).collect(),
                 _ => encode(protocol, &events(&changes, batch, true), batch + 1),

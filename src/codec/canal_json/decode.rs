@@ -9,7 +9,9 @@
 //!
 //! A table's messages repeat its `sqlType` and `mysqlType` objects byte for byte, so the codec
 //! remembers the last text of each and what it read from it: a message that repeats them is
-//! matched with one comparison instead of being parsed again (see [`RepeatedTypes`]).
+//! matched with one comparison instead of being parsed again (see [`RepeatedTypes`]). The direct
+//! path matches the keys of a row message, and of its rows, against the bytes the last one wrote
+//! in the same way ([`KeyOrder`]).
 //!
 //! `mysqlType` says all there is to know about a column in TiCDC v5.4 and later. Earlier releases
 //! (v4.0.9 to v5.3, `canal.go` `buildColumn`) wrote it without `unsigned` and wrote BINARY and
@@ -23,7 +25,7 @@ use base64::Engine;
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
 use crate::event::{same_name, ColumnType, Event, EventKind, MessageEvents, RowSink, SpareBuffers, Text, Value};
-use crate::json::JsonCursor;
+use crate::json::{JsonCursor, KeyOrder};
 use crate::schema::mysql::MySqlType;
 
 #[derive(Default)]
@@ -36,6 +38,43 @@ pub struct CanalJsonCodec {
     sql_types: SqlTypes,
     hints: TypeHints,
     plan: FieldPlan,
+    /// The keys of row messages, and of their rows, as the last ones wrote them.
+    header_keys: KeyOrder<HeaderKey>,
+    row_keys: KeyOrder<bool>,
+}
+
+/// The top-level keys the direct path reads.
+#[derive(Clone, Copy)]
+enum HeaderKey {
+    Database,
+    Table,
+    PkNames,
+    IsDdl,
+    Type,
+    MySqlType,
+    SqlType,
+    Old,
+    Data,
+    TiDb,
+    Other,
+}
+
+impl HeaderKey {
+    fn of(name: &str) -> HeaderKey {
+        match name {
+            "database" => HeaderKey::Database,
+            "table" => HeaderKey::Table,
+            "pkNames" => HeaderKey::PkNames,
+            "isDdl" => HeaderKey::IsDdl,
+            "type" => HeaderKey::Type,
+            "mysqlType" => HeaderKey::MySqlType,
+            "sqlType" => HeaderKey::SqlType,
+            "old" => HeaderKey::Old,
+            "data" => HeaderKey::Data,
+            "_tidb" => HeaderKey::TiDb,
+            _ => HeaderKey::Other,
+        }
+    }
 }
 
 /// A `mysqlType` entry: the column's name and type, and how its values are written.
@@ -361,7 +400,8 @@ impl CanalJsonCodec {
                 "isDdl" => h.is_ddl = !cur.null()? && cur.bool()?,
                 "type" => h.kind = nullable_string(cur)?,
                 "sql" => h.sql = nullable_string(cur)?,
-                "mysqlType" | "sqlType" => self.read_types(&key, cur, types, &mut seen)?,
+                "mysqlType" => self.read_types(true, cur, types, &mut seen)?,
+                "sqlType" => self.read_types(false, cur, types, &mut seen)?,
                 // Rows are read once their types are final: after `sqlType` too where it could
                 // change them.
                 "data" if seen.types_final(types) => {
@@ -412,20 +452,21 @@ impl CanalJsonCodec {
         let mut kind = None;
         let (mut old_rows, mut new_rows) = (0, 0);
         cur.begin_object()?;
-        let mut first = true;
-        while let Some(key) = cur.next_key(&mut first)? {
-            match key.as_ref() {
-                "database" => h.database = nullable_string(cur)?,
-                "table" => h.table = nullable_string(cur)?,
-                "pkNames" => {
+        let mut nth = 0;
+        while let Some(key) = self.header_keys.next(cur, nth, HeaderKey::of)? {
+            nth += 1;
+            match key {
+                HeaderKey::Database => h.database = nullable_string(cur)?,
+                HeaderKey::Table => h.table = nullable_string(cur)?,
+                HeaderKey::PkNames => {
                     read_key_names(cur, out)?;
                 }
-                "isDdl" => {
+                HeaderKey::IsDdl => {
                     if !cur.null()? && cur.bool()? {
                         return Ok(false);
                     }
                 }
-                "type" => {
+                HeaderKey::Type => {
                     kind = match nullable_string(cur)?.as_deref() {
                         Some("INSERT" | "INIT") => Some(EventKind::Insert),
                         Some("UPDATE") => Some(EventKind::Update),
@@ -433,9 +474,10 @@ impl CanalJsonCodec {
                         _ => return Ok(false),
                     }
                 }
-                "mysqlType" | "sqlType" => self.read_types(&key, cur, types, &mut seen)?,
-                "old" | "data" => {
-                    let is_old = key == "old";
+                HeaderKey::MySqlType => self.read_types(true, cur, types, &mut seen)?,
+                HeaderKey::SqlType => self.read_types(false, cur, types, &mut seen)?,
+                HeaderKey::Old | HeaderKey::Data => {
+                    let is_old = matches!(key, HeaderKey::Old);
                     if is_old && kind != Some(EventKind::Update) && cur.null()? {
                         continue;
                     }
@@ -462,8 +504,8 @@ impl CanalJsonCodec {
                         _ => return Ok(false),
                     }
                 }
-                "_tidb" => read_tidb(cur, &mut h)?,
-                _ => cur.skip_value()?,
+                HeaderKey::TiDb => read_tidb(cur, &mut h)?,
+                HeaderKey::Other => cur.skip_value()?,
             }
         }
         if new_rows == 0 || h.only_handle_key || h.claim_check.is_some() {
@@ -487,6 +529,7 @@ impl CanalJsonCodec {
             self.plan.fields.clear();
             self.plan.fields.extend(types.iter().map(|d| rows.field(&d.name)));
             self.plan.generation = generation;
+            self.row_keys.forget();
         }
     }
 
@@ -512,18 +555,15 @@ impl CanalJsonCodec {
             }
             rows.begin_image(of == RowsOf::UpdateOld);
             cur.begin_object()?;
-            let mut first = true;
             let mut position = 0;
-            while let Some(name) = cur.next_key(&mut first)? {
-                let Some(declared) = types.get(position).filter(|d| same_name(d.name.as_bytes(), name.as_bytes()))
-                else {
-                    return Ok(None);
-                };
+            let declared_at = |position: usize, name: &str| types.get(position).filter(|d| same_name(&*d.name, name));
+            while let Some(named) = self.row_keys.next(cur, position, |name| declared_at(position, name).is_some())? {
+                let (true, Some(declared)) = (named, types.get(position)) else { return Ok(None) };
                 let at = cur.offset();
                 let mut value = Value::Null;
                 read_value(cur, &declared.ty, declared.raw_text, &mut value)?;
-                rows.put(self.plan.fields[position], &value, &name, at)?;
-                cur.spare().give_column(name, value);
+                rows.put(self.plan.fields[position], &value, &declared.name, at)?;
+                cur.spare().give_column(Cow::Borrowed(""), value);
                 position += 1;
             }
             if of != RowsOf::Change && position != types.len() {
@@ -538,15 +578,15 @@ impl CanalJsonCodec {
         Ok(Some(count))
     }
 
-    /// Reads `mysqlType` or `sqlType` (`key`), applying the hints once both are read.
+    /// Reads `mysqlType` (or else `sqlType`), applying the hints once both are read.
     fn read_types<'a>(
         &mut self,
-        key: &str,
+        mysql_type: bool,
         cur: &mut JsonCursor<'a>,
         types: &mut Vec<DeclaredColumn<'a>>,
         seen: &mut TypesSeen,
     ) -> FaultResult<()> {
-        if key == "mysqlType" {
+        if mysql_type {
             if !self.mysql_types.read(cur, types) {
                 let at = cur.offset();
                 read_types(cur, types)?;

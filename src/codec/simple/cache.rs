@@ -10,6 +10,7 @@ use rustc_hash::FxHashMap;
 use crate::codec::{CodecOptions, HeldMessage, MessageOrigin};
 use crate::error::Fault;
 use crate::event::{same_name, Column, ColumnType, MessageEvents, RowSink, Text};
+use crate::json::KeyOrder;
 use crate::schema::mysql::MySqlType;
 
 use super::schema::TableSchema;
@@ -51,6 +52,10 @@ pub struct Table {
     /// The plan for reading this version's rows into the codec's row sink: the sink's field of
     /// each column, resolved on first use (a codec feeds one sink).
     sink_fields: OnceLock<Vec<Option<usize>>>,
+    /// The keys of this version's JSON images as the last one listed them, each with its column
+    /// (see [`KeyOrder`]); behind a lock, which costs little once per image, since a codec is
+    /// `Sync`.
+    pub json_keys: Mutex<KeyOrder<Option<usize>>>,
 }
 
 impl Table {
@@ -88,7 +93,7 @@ impl Table {
         let keys = schema.key_columns().iter().filter_map(|k| by_name.get(k).copied()).collect();
         let mut alpha: Vec<usize> = (0..columns.len()).collect();
         alpha.sort_by(|&a, &b| columns[a].name.cmp(&columns[b].name));
-        Table { schema, columns, keys, alpha, by_name, sink_fields: OnceLock::new() }
+        Table { schema, columns, keys, alpha, by_name, sink_fields: OnceLock::new(), json_keys: Default::default() }
     }
 
     /// The field of `rows` that takes each column (see [`Table::sink_fields`]).

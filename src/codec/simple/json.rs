@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::PoisonError;
 
 use base64::Engine;
 
@@ -323,10 +324,9 @@ impl JsonDecoder {
         table: &Table,
         mut each: impl FnMut(&mut JsonCursor<'a>, usize, &TableColumn, Text<'a>, Value<'a>, usize) -> FaultResult<()>,
     ) -> FaultResult<()> {
-        let mut first = true;
+        let mut keys = table.json_keys.lock().unwrap_or_else(PoisonError::into_inner);
         let mut nth = 0;
-        while let Some(name) = cur.next_key(&mut first)? {
-            let found = table.find(&name, nth);
+        while let Some((found, name)) = keys.next_named(cur, nth, |name| table.find(name, nth))? {
             nth += 1;
             let Some(i) = found else {
                 cur.skip_value()?;
