@@ -333,6 +333,11 @@ impl SpareBuffers {
         if let Cow::Owned(name) = name {
             self.give(name.into_bytes());
         }
+        self.give_value(value);
+    }
+
+    /// Gives back the buffer a value owns, if any.
+    pub fn give_value(&mut self, value: Value<'_>) {
         match value {
             Value::Text(Cow::Owned(text)) => self.give(text.into_bytes()),
             Value::Bytes(Cow::Owned(bytes)) => self.give(bytes),

@@ -556,14 +556,15 @@ impl CanalJsonCodec {
             rows.begin_image(of == RowsOf::UpdateOld);
             cur.begin_object()?;
             let mut position = 0;
-            let declared_at = |position: usize, name: &str| types.get(position).filter(|d| same_name(&*d.name, name));
-            while let Some(named) = self.row_keys.next(cur, position, |name| declared_at(position, name).is_some())? {
+            let declared_at =
+                |position: usize, name: &str| types.get(position).is_some_and(|d| same_name(&*d.name, name));
+            while let Some(named) = self.row_keys.next(cur, position, |name| declared_at(position, name))? {
                 let (true, Some(declared)) = (named, types.get(position)) else { return Ok(None) };
                 let at = cur.offset();
                 let mut value = Value::Null;
                 read_value(cur, &declared.ty, declared.raw_text, &mut value)?;
                 rows.put(self.plan.fields[position], &value, &declared.name, at)?;
-                cur.spare().give_column(Cow::Borrowed(""), value);
+                cur.spare().give_value(value);
                 position += 1;
             }
             if of != RowsOf::Change && position != types.len() {

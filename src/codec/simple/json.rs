@@ -187,11 +187,7 @@ impl JsonDecoder {
                 return Err(Fault::new(at, format!("column {name} appears twice")));
             }
             rows.put(fields[i], &value, &name, at)?;
-            match value {
-                Value::Text(Cow::Owned(text)) => cur.spare().give(text.into_bytes()),
-                Value::Bytes(Cow::Owned(bytes)) => cur.spare().give(bytes),
-                _ => {}
-            }
+            cur.spare().give_value(value);
             Ok(())
         })?;
         rows.end_image();
