@@ -299,22 +299,34 @@ fn typed_rows_of_a_failed_message_are_dropped_whole() {
 /// earlier rows stands for the columns of the `mysqlType` it was learnt under.
 #[test]
 fn typed_rows_follow_their_keys_when_the_declared_order_changes() {
-    use ticdc_rs::{LayoutOptions, TableName};
-    let message = |types: &str, data: &str| {
+    // As TiCDC writes it (the direct path), and with `data` first (the general reader).
+    let as_written = |types: &str, data: &str| {
         format!(
-            r#"{{"id":0,"database":"d","table":"t","pkNames":["id"],"isDdl":false,"type":"INSERT","es":1,"ts":1,"sql":"","sqlType":{{"id":4,"a":12,"b":12}},"mysqlType":{types},"data":[{data}],"old":null,"_tidb":{{"commitTs":1}}}}"#
+            r#"{{"id":0,"database":"d","table":"t","pkNames":["id"],"isDdl":false,"type":"INSERT","es":1,"ts":1,"sql":"","sqlType":{{"id":4,"a":12,"b":2004}},"mysqlType":{types},"data":[{data}],"old":null,"_tidb":{{"commitTs":1}}}}"#
         )
-        .into_bytes()
     };
-    let in_order = r#"{"id":"int","a":"varchar","b":"varchar"}"#;
-    let reordered = r#"{"id":"int","b":"varchar","a":"varchar"}"#;
-    let values = vec![
-        message(in_order, r#"{"id":"1","a":"a1","b":"b1"}"#),
-        message(in_order, r#"{"id":"2","a":"a2","b":"b2"}"#),
-        message(reordered, r#"{"id":"3","a":"a3","b":"b3"}"#),
-        message(reordered, r#"{"id":"4","b":"b4","a":"a4"}"#),
-        message(in_order, r#"{"id":"5","a":"a5","b":"b5"}"#),
+    let data_first = |types: &str, data: &str| {
+        format!(
+            r#"{{"data":[{data}],"id":0,"database":"d","table":"t","pkNames":["id"],"isDdl":false,"type":"INSERT","es":1,"ts":1,"sql":"","sqlType":{{"id":4,"a":12,"b":2004}},"mysqlType":{types},"old":null,"_tidb":{{"commitTs":1}}}}"#
+        )
+    };
+    for message in [&as_written as &dyn Fn(&str, &str) -> String, &data_first] {
+        rows_follow_their_keys(message);
+    }
+}
+
+fn rows_follow_their_keys(message: &dyn Fn(&str, &str) -> String) {
+    use ticdc_rs::{LayoutOptions, TableName};
+    let in_order = r#"{"id":"int","a":"varchar","b":"blob"}"#;
+    let reordered = r#"{"id":"int","b":"blob","a":"varchar"}"#;
+    let values = [
+        message(in_order, r#"{"id":"1","a":"é1","b":"ÿ1"}"#),
+        message(in_order, r#"{"id":"2","a":"é2","b":"ÿ2"}"#),
+        message(reordered, r#"{"id":"3","a":"é3","b":"ÿ3"}"#),
+        message(reordered, r#"{"id":"4","b":"ÿ4","a":"é4"}"#),
+        message(in_order, r#"{"id":"5","a":"é5","b":"ÿ5"}"#),
     ];
+    let values = values.into_iter().map(String::into_bytes).collect();
     let mut dec = BatchDecoder::new(DecodeOptions {
         protocol: Some(Protocol::CanalJson),
         layout: LayoutOptions::Typed {
@@ -322,16 +334,16 @@ fn typed_rows_follow_their_keys_when_the_declared_order_changes() {
             schema: Arc::new(Schema::new(vec![
                 Field::new("id", DataType::Int32, true),
                 Field::new("a", DataType::Utf8, true),
-                Field::new("b", DataType::Utf8, true),
+                Field::new("b", DataType::Binary, true),
             ])),
         },
         ..Default::default()
     })
     .unwrap();
     let out = dec.decode(&batch(values)).unwrap();
-    let column = |name: &str| -> Vec<_> {
-        out.column_by_name(name).unwrap().as_string::<i32>().iter().map(|v| v.unwrap().to_string()).collect()
-    };
-    assert_eq!(column("a"), ["a1", "a2", "a3", "a4", "a5"]);
-    assert_eq!(column("b"), ["b1", "b2", "b3", "b4", "b5"]);
+    let a: Vec<_> = out.column_by_name("a").unwrap().as_string::<i32>().iter().map(Option::unwrap).collect();
+    let b: Vec<_> = out.column_by_name("b").unwrap().as_binary::<i32>().iter().map(Option::unwrap).collect();
+    assert_eq!(a, ["é1", "é2", "é3", "é4", "é5"]);
+    // A BLOB is ISO-8859-1 on the wire: ÿ is the byte 0xFF; read as text it would be two bytes.
+    assert_eq!(b, [b"\xff1", b"\xff2", b"\xff3", b"\xff4", b"\xff5"]);
 }

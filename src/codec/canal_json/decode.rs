@@ -38,14 +38,33 @@ pub struct CanalJsonCodec {
     sql_types: SqlTypes,
     hints: TypeHints,
     plan: FieldPlan,
-    /// The keys of row messages, and of their rows, as the last ones wrote them.
+    /// The keys of objects, and of their rows, as the last ones wrote them.
     header_keys: KeyOrder<HeaderKey>,
-    row_keys: KeyOrder<bool>,
+    row_keys: RowKeys,
 }
 
-/// The top-level keys the direct path reads.
-#[derive(Clone, Copy)]
+/// The keys of rows, each with its `mysqlType` position, learnt under one `mysqlType` object
+/// (its generation): the general reader and the direct path read them alike.
+#[derive(Default)]
+struct RowKeys {
+    order: KeyOrder<Option<usize>>,
+    generation: Option<u64>,
+}
+
+impl RowKeys {
+    fn under(&mut self, generation: u64) -> &mut KeyOrder<Option<usize>> {
+        if self.generation != Some(generation) {
+            self.order.forget();
+            self.generation = Some(generation);
+        }
+        &mut self.order
+    }
+}
+
+/// The top-level keys the codec reads.
+#[derive(Clone, Copy, PartialEq)]
 enum HeaderKey {
+    Sql,
     Database,
     Table,
     PkNames,
@@ -67,6 +86,7 @@ impl HeaderKey {
             "pkNames" => HeaderKey::PkNames,
             "isDdl" => HeaderKey::IsDdl,
             "type" => HeaderKey::Type,
+            "sql" => HeaderKey::Sql,
             "mysqlType" => HeaderKey::MySqlType,
             "sqlType" => HeaderKey::SqlType,
             "old" => HeaderKey::Old,
@@ -391,49 +411,54 @@ impl CanalJsonCodec {
         let mut seen = TypesSeen::default();
 
         cur.begin_object()?;
-        let mut first = true;
-        while let Some(key) = cur.next_key(&mut first)? {
-            match key.as_ref() {
-                "database" => h.database = nullable_string(cur)?,
-                "table" => h.table = nullable_string(cur)?,
-                "pkNames" => h.keys = read_key_names(cur, out)?,
-                "isDdl" => h.is_ddl = !cur.null()? && cur.bool()?,
-                "type" => h.kind = nullable_string(cur)?,
-                "sql" => h.sql = nullable_string(cur)?,
-                "mysqlType" => self.read_types(true, cur, types, &mut seen)?,
-                "sqlType" => self.read_types(false, cur, types, &mut seen)?,
+        let mut nth = 0;
+        while let Some(key) = self.header_keys.next(cur, nth, HeaderKey::of)? {
+            nth += 1;
+            let generation = self.mysql_types.generation;
+            match key {
+                HeaderKey::Database => h.database = nullable_string(cur)?,
+                HeaderKey::Table => h.table = nullable_string(cur)?,
+                HeaderKey::PkNames => h.keys = read_key_names(cur, out)?,
+                HeaderKey::IsDdl => h.is_ddl = !cur.null()? && cur.bool()?,
+                HeaderKey::Type => h.kind = nullable_string(cur)?,
+                HeaderKey::Sql => h.sql = nullable_string(cur)?,
+                HeaderKey::MySqlType => self.read_types(true, cur, types, &mut seen)?,
+                HeaderKey::SqlType => self.read_types(false, cur, types, &mut seen)?,
                 // Rows are read once their types are final: after `sqlType` too where it could
                 // change them.
-                "data" if seen.types_final(types) => {
-                    data_read = read_rows(cur, types, out, &mut self.data_rows)?;
+                HeaderKey::Data if seen.types_final(types) => {
+                    let keys = self.row_keys.under(generation);
+                    data_read = read_rows(cur, types, keys, out, &mut self.data_rows)?;
                 }
-                "old" if seen.types_final(types) => {
-                    old_read = read_rows(cur, types, out, &mut self.old_rows)?;
+                HeaderKey::Old if seen.types_final(types) => {
+                    let keys = self.row_keys.under(generation);
+                    old_read = read_rows(cur, types, keys, out, &mut self.old_rows)?;
                 }
-                "data" | "old" => {
+                HeaderKey::Data | HeaderKey::Old => {
                     let at = cur.offset();
                     if !cur.null()? {
                         cur.skip_value()?;
-                        if key == "data" {
+                        if key == HeaderKey::Data {
                             h.data_at = Some(at)
                         } else {
                             h.old_at = Some(at)
                         }
                     }
                 }
-                "_tidb" => read_tidb(cur, &mut h)?,
-                _ => cur.skip_value()?,
+                HeaderKey::TiDb => read_tidb(cur, &mut h)?,
+                HeaderKey::Other => cur.skip_value()?,
             }
         }
         let end = cur.offset();
         // Row arrays met before their types are read now that the types are known.
+        let keys = self.row_keys.under(self.mysql_types.generation);
         if let (Some(at), false) = (h.data_at, data_read) {
             cur.seek(at);
-            read_rows(cur, types, out, &mut self.data_rows)?;
+            read_rows(cur, types, keys, out, &mut self.data_rows)?;
         }
         if let (Some(at), false) = (h.old_at, old_read) {
             cur.seek(at);
-            read_rows(cur, types, out, &mut self.old_rows)?;
+            read_rows(cur, types, keys, out, &mut self.old_rows)?;
         }
         cur.seek(end);
         self.emit(h, object_at, out)
@@ -505,7 +530,7 @@ impl CanalJsonCodec {
                     }
                 }
                 HeaderKey::TiDb => read_tidb(cur, &mut h)?,
-                HeaderKey::Other => cur.skip_value()?,
+                HeaderKey::Sql | HeaderKey::Other => cur.skip_value()?,
             }
         }
         if new_rows == 0 || h.only_handle_key || h.claim_check.is_some() {
@@ -529,7 +554,6 @@ impl CanalJsonCodec {
             self.plan.fields.clear();
             self.plan.fields.extend(types.iter().map(|d| rows.field(&d.name)));
             self.plan.generation = generation;
-            self.row_keys.forget();
         }
     }
 
@@ -547,6 +571,7 @@ impl CanalJsonCodec {
             return Ok(None);
         }
         let mut count = 0;
+        let keys = self.row_keys.under(self.mysql_types.generation);
         cur.begin_array()?;
         let mut first_row = true;
         while cur.next_item(&mut first_row)? {
@@ -556,10 +581,8 @@ impl CanalJsonCodec {
             rows.begin_image(of == RowsOf::UpdateOld);
             cur.begin_object()?;
             let mut position = 0;
-            let declared_at =
-                |position: usize, name: &str| types.get(position).is_some_and(|d| same_name(&*d.name, name));
-            while let Some(named) = self.row_keys.next(cur, position, |name| declared_at(position, name))? {
-                let (true, Some(declared)) = (named, types.get(position)) else { return Ok(None) };
+            while let Some(found) = keys.next(cur, position, |name| lookup_type(types, name, position))? {
+                let (true, Some(declared)) = (found == Some(position), types.get(position)) else { return Ok(None) };
                 let at = cur.offset();
                 let mut value = Value::Null;
                 read_value(cur, &declared.ty, declared.raw_text, &mut value)?;
@@ -720,11 +743,13 @@ fn column_type(text: Text<'_>) -> ColumnType<'_> {
     ColumnType { base, unsigned, binary, text: Some(text), flags: None }
 }
 
-/// Reads `null` or an array of row objects (a `null` row is an empty one), appending each row's columns to `out.columns` and its
-/// range to `rows`. Returns whether an array was read.
+/// Reads `null` or an array of row objects (a `null` row is an empty one), appending each row's
+/// columns to `out.columns` and its range to `rows`; `keys` are those learnt under `types`.
+/// Returns whether an array was read.
 fn read_rows<'a>(
     cur: &mut JsonCursor<'a>,
     types: &[DeclaredColumn<'a>],
+    keys: &mut KeyOrder<Option<usize>>,
     out: &mut MessageEvents<'a>,
     rows: &mut Vec<Range<usize>>,
 ) -> FaultResult<bool> {
@@ -742,11 +767,17 @@ fn read_rows<'a>(
             continue;
         }
         cur.begin_object()?;
-        let mut first = true;
-        while let Some(name) = cur.next_key(&mut first)? {
-            let position = out.columns.len() - start;
+        let mut position = 0;
+        loop {
+            let key = if types.is_empty() {
+                cur.next_key(&mut (position == 0))?.map(|name| (None, name))
+            } else {
+                keys.next_named(cur, position, |name| lookup_type(types, name, position))?
+            };
+            let Some((found, name)) = key else { break };
+            position += 1;
             let name_at = cur.offset();
-            let declared = match lookup_type(types, &name, position) {
+            let declared = match found.and_then(|i| types.get(i)) {
                 Some(declared) => declared,
                 None if types.is_empty() => &UNTYPED,
                 None => return Err(Fault::new(name_at, format!("mysql type does not found, column: {name}"))),
@@ -772,11 +803,12 @@ static UNTYPED: DeclaredColumn<'static> = DeclaredColumn {
     raw_text: false,
 };
 
-/// Types and data usually list columns in the same order: try the same position first.
-fn lookup_type<'t, 'a>(types: &'t [DeclaredColumn<'a>], name: &str, position: usize) -> Option<&'t DeclaredColumn<'a>> {
+/// The `mysqlType` position of the column `name`. Types and data usually list columns in the
+/// same order: the same position is tried first.
+fn lookup_type(types: &[DeclaredColumn<'_>], name: &str, position: usize) -> Option<usize> {
     match types.get(position) {
-        Some(d) if same_name(d.name.as_bytes(), name) => Some(d),
-        _ => types.iter().find(|d| same_name(d.name.as_bytes(), name)),
+        Some(d) if same_name(d.name.as_bytes(), name) => Some(position),
+        _ => types.iter().position(|d| same_name(d.name.as_bytes(), name)),
     }
 }
 
