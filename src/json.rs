@@ -287,6 +287,96 @@ impl<'a> JsonCursor<'a> {
         Ok(unsafe { String::from_utf8_unchecked(out) })
     }
 
+    /// Reads a string whose characters stand for bytes, each the byte of its code point (how
+    /// Canal-JSON writes a binary value: ISO-8859-1), straight into those bytes. A character
+    /// above U+00FF is a fault at the string.
+    pub fn latin1_string(&mut self) -> FaultResult<Cow<'a, [u8]>> {
+        if self.peek() != Some(b'"') {
+            return Err(self.fault("expected a string"));
+        }
+        let start = self.pos + 1;
+        let b = self.bytes();
+        match quote_or_escape(&b[start..]) {
+            Some(n) if b[start + n] == b'"' && b[start..start + n].is_ascii() => {
+                self.pos = start + n + 1;
+                Ok(Cow::Borrowed(&b[start..start + n]))
+            }
+            Some(_) => self.latin1_decode(start).map(Cow::Owned),
+            None => Err(Fault::new(start - 1, "unterminated string")),
+        }
+    }
+
+    /// Decodes [`JsonCursor::latin1_string`]'s string from `start` (past its quote). The message
+    /// is UTF-8, so a lead byte is followed by its continuation bytes; U+0080 to U+00FF are
+    /// the two-byte characters led by 0xC2 and 0xC3.
+    fn latin1_decode(&mut self, start: usize) -> FaultResult<Vec<u8>> {
+        let b = self.bytes();
+        let above =
+            |c: u32| Fault::new(start - 1, format!("binary column value has code point U+{c:04X} above U+00FF"));
+        let mut out = self.spare.take(256);
+        let mut i = start;
+        loop {
+            match *b.get(i).ok_or_else(|| Fault::new(start - 1, "unterminated string"))? {
+                b'"' => break,
+                b'\\' => {
+                    let esc = *b.get(i + 1).ok_or_else(|| Fault::new(i, "unterminated escape"))?;
+                    i += 2;
+                    let byte = match esc {
+                        b'"' => b'"',
+                        b'\\' => b'\\',
+                        b'/' => b'/',
+                        b'b' => 0x08,
+                        b'f' => 0x0c,
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'u' => match b.get(i..i + 4) {
+                            Some(&[b'0', b'0', high, low]) if high.is_ascii_hexdigit() && low.is_ascii_hexdigit() => {
+                                i += 4;
+                                hex_value(high) << 4 | hex_value(low)
+                            }
+                            _ => {
+                                let (c, used) = self.unicode_escape(i)?;
+                                i += used;
+                                u8::try_from(c).map_err(|_| above(c as u32))?
+                            }
+                        },
+                        _ => return Err(Fault::new(i - 2, "invalid escape")),
+                    };
+                    out.push(byte);
+                }
+                lead @ (0xc2 | 0xc3) => {
+                    out.push((lead & 0x1f) << 6 | (b.get(i + 1).map_or(0, |c| c & 0x3f)));
+                    i += 2;
+                }
+                c if c < 0x80 => {
+                    // A run of plain ASCII, copied a word at a time as `unescape` does. Binary
+                    // values alternate runs and characters, so a word is tried only here.
+                    out.push(c);
+                    i += 1;
+                    while let Some(word) = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+                        let bits = u64::from_le_bytes(word);
+                        let stop = quote_or_escape_bytes(bits) | (bits & HIGH_BITS);
+                        let plain = if stop == 0 { 8 } else { (stop.trailing_zeros() / 8) as usize };
+                        let len = out.len();
+                        out.extend_from_slice(&word);
+                        out.truncate(len + plain);
+                        i += plain;
+                        if stop != 0 {
+                            break;
+                        }
+                    }
+                }
+                _ => {
+                    let c = self.src.get(i..).and_then(|s| s.chars().next()).unwrap_or(char::REPLACEMENT_CHARACTER);
+                    return Err(above(c as u32));
+                }
+            }
+        }
+        self.pos = i + 1;
+        Ok(out)
+    }
+
     /// Reads the hex of a `\u` escape at `at` (just past the `u`), joining surrogate pairs. A lone
     /// surrogate becomes U+FFFD, as Go's decoder does. Returns the char and the bytes consumed.
     fn unicode_escape(&self, at: usize) -> FaultResult<(char, usize)> {
@@ -534,6 +624,17 @@ fn quote_or_escape(b: &[u8]) -> Option<usize> {
     memchr2(b'"', b'\\', &b[i..]).map(|n| i + n)
 }
 
+/// The value of an ASCII hex digit.
+fn hex_value(digit: u8) -> u8 {
+    match digit {
+        b'0'..=b'9' => digit - b'0',
+        _ => (digit | 0x20) - b'a' + 10,
+    }
+}
+
+/// The high bit of each byte of a word: set for the bytes of a non-ASCII character.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
 /// The high bit of each byte of `word` (read little-endian) that is a `"` or `\`, where a byte
 /// equal to the one sought is a zero byte of `word ^ sought`. Only the lowest flag is exact:
 /// false flags appear only above a true one.
@@ -588,6 +689,40 @@ mod tests {
         assert!(JsonCursor::new(b"\"ab\\n12345678901234567890").unwrap().string().is_err());
         assert!(JsonCursor::new(b"\"ab\\").unwrap().string().is_err());
         assert!(JsonCursor::new(b"\"ab\\q\"").unwrap().string().is_err());
+    }
+
+    /// `latin1_string` against a model: the string read as text, then each character's code
+    /// point as a byte, or the first character above U+00FF as the fault.
+    #[test]
+    fn latin1_strings_are_their_code_points() {
+        let pieces = [
+            "a", "xyzxyzxy", "é", "ÿ", r"\u00ff", r"\u00E9", r"\u0001", r"\n", r#"\""#, r"\\", r"\/", "Ā", "東",
+            r"\ud83d\ude00", r"\u0100",
+        ];
+        let model = |json: &str| -> Result<Vec<u8>, String> {
+            let text = JsonCursor::new(json.as_bytes()).unwrap().string().unwrap();
+            match text.chars().find(|&c| c as u32 > 0xff) {
+                Some(c) => Err(format!("binary column value has code point U+{:04X} above U+00FF", c as u32)),
+                None => Ok(text.chars().map(|c| c as u8).collect()),
+            }
+        };
+        let mut seed = 11u64;
+        for _ in 0..3000 {
+            let mut json = String::from("\"");
+            for _ in 0..(seed % 20) {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                json.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            json.push_str("\" tail");
+            let mut c = JsonCursor::new(json.as_bytes()).unwrap();
+            let read = c.latin1_string().map(Cow::into_owned).map_err(|f| f.reason);
+            assert_eq!(read, model(&json), "{json}");
+            if read.is_ok() {
+                assert_eq!(&json[c.offset()..], " tail");
+            }
+        }
+        assert!(JsonCursor::new(b"\"ab\\n12345678901234567890").unwrap().latin1_string().is_err());
+        assert!(JsonCursor::new(b"\"\xc3\xa9").unwrap().latin1_string().is_err());
     }
 
     #[test]

@@ -24,7 +24,7 @@ use base64::Engine;
 
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{same_name, ColumnType, Event, EventKind, MessageEvents, RowSink, SpareBuffers, Text, Value};
+use crate::event::{same_name, ColumnType, Event, EventKind, MessageEvents, RowSink, Text, Value};
 use crate::json::{JsonCursor, KeyOrder};
 use crate::schema::mysql::MySqlType;
 
@@ -824,59 +824,15 @@ fn read_value<'a>(
         Some(b'n') => {
             cur.null()?;
         }
-        Some(b'"') => {
-            let at = cur.offset();
-            let text = cur.string()?;
-            *out = if ty.binary && raw_text {
-                Value::Bytes(text_bytes(text))
-            } else if ty.binary {
-                Value::Bytes(latin1_bytes(text, cur.spare()).map_err(|c| {
-                    Fault::new(at, format!("binary column value has code point U+{:04X} above U+00FF", c as u32))
-                })?)
-            } else {
-                Value::Text(text)
-            };
-        }
+        // Canal writes each byte of a binary value as the character of the same code point.
+        Some(b'"') if ty.binary && !raw_text => *out = Value::Bytes(cur.latin1_string()?),
+        Some(b'"') if ty.binary => *out = Value::Bytes(text_bytes(cur.string()?)),
+        Some(b'"') => *out = Value::Text(cur.string()?),
         // Canal proper writes strings; numbers from other producers keep their text.
         Some(b'-' | b'0'..=b'9') => *out = Value::Text(Cow::Borrowed(cur.number_text()?)),
         _ => return Err(cur.fault("column value must be a string or null")),
     }
     Ok(())
-}
-
-/// Canal writes each byte of a binary value as the code point of the same number.
-fn latin1_bytes<'a>(text: Text<'a>, spare: &mut SpareBuffers) -> Result<Cow<'a, [u8]>, char> {
-    if text.is_ascii() {
-        return Ok(text_bytes(text));
-    }
-    // Each byte's character is at least as long in UTF-8 as the byte, so the bytes are written
-    // over the text's own buffer when it has one.
-    let mut bytes = match text {
-        Cow::Borrowed(s) => {
-            let mut v = spare.take(s.len());
-            v.extend_from_slice(s.as_bytes());
-            v
-        }
-        Cow::Owned(s) => s.into_bytes(),
-    };
-    let mut len = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let lead = bytes[i];
-        let (code, width) = match lead {
-            0..=0x7f => (lead as u32, 1),
-            0xc2 | 0xc3 => (((lead as u32 & 0x1f) << 6) | (bytes.get(i + 1).map_or(0, |&b| b as u32 & 0x3f)), 2),
-            _ => {
-                let rest = std::str::from_utf8(&bytes[i..]).ok().and_then(|s| s.chars().next());
-                return Err(rest.unwrap_or(char::REPLACEMENT_CHARACTER));
-            }
-        };
-        bytes[len] = code as u8;
-        len += 1;
-        i += width;
-    }
-    bytes.truncate(len);
-    Ok(Cow::Owned(bytes))
 }
 
 fn text_bytes(text: Text<'_>) -> Cow<'_, [u8]> {
@@ -995,16 +951,5 @@ mod tests {
             let cols = columns(&mut codec, &message(escaped, r#"{"a":"-4","b":"y","c":"z"}"#));
             assert_eq!((cols[0].0.as_str(), cols[0].1, cols[0].2), ("a", MySqlType::BigInt, false));
         }
-    }
-
-    #[test]
-    fn latin1_text_becomes_its_bytes() {
-        let text: String = [0u8, 0x41, 0x7f, 0x80, 0xe9, 0xff].iter().map(|&b| b as char).collect();
-        let expected = [0u8, 0x41, 0x7f, 0x80, 0xe9, 0xff];
-        assert_eq!(latin1_bytes(Cow::Borrowed(&text), &mut SpareBuffers::default()).unwrap().as_ref(), expected);
-        assert_eq!(latin1_bytes(Cow::Owned(text), &mut SpareBuffers::default()).unwrap().as_ref(), expected);
-        assert_eq!(latin1_bytes(Cow::Borrowed("ab"), &mut SpareBuffers::default()).unwrap().as_ref(), b"ab");
-        assert_eq!(latin1_bytes(Cow::Borrowed("aĀ"), &mut SpareBuffers::default()), Err('Ā'));
-        assert_eq!(latin1_bytes(Cow::Borrowed("a東"), &mut SpareBuffers::default()), Err('東'));
     }
 }
