@@ -256,21 +256,13 @@ impl<'a> JsonCursor<'a> {
                     let esc = *b.get(i + 1).ok_or_else(|| Fault::new(i, "unterminated escape"))?;
                     i += 2;
                     let byte = match esc {
-                        b'"' => b'"',
-                        b'\\' => b'\\',
-                        b'/' => b'/',
-                        b'b' => 0x08,
-                        b'f' => 0x0c,
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
                         b'u' => {
                             let (c, used) = self.unicode_escape(i)?;
                             out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
                             i += used;
                             continue;
                         }
-                        _ => return Err(Fault::new(i - 2, "invalid escape")),
+                        _ => short_escape(esc).ok_or_else(|| Fault::new(i - 2, "invalid escape"))?,
                     };
                     out.push(byte);
                 }
@@ -322,14 +314,6 @@ impl<'a> JsonCursor<'a> {
                     let esc = *b.get(i + 1).ok_or_else(|| Fault::new(i, "unterminated escape"))?;
                     i += 2;
                     let byte = match esc {
-                        b'"' => b'"',
-                        b'\\' => b'\\',
-                        b'/' => b'/',
-                        b'b' => 0x08,
-                        b'f' => 0x0c,
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
                         b'u' => match b.get(i..i + 4) {
                             Some(&[b'0', b'0', high, low]) if high.is_ascii_hexdigit() && low.is_ascii_hexdigit() => {
                                 i += 4;
@@ -341,7 +325,7 @@ impl<'a> JsonCursor<'a> {
                                 u8::try_from(c).map_err(|_| above(c as u32))?
                             }
                         },
-                        _ => return Err(Fault::new(i - 2, "invalid escape")),
+                        _ => short_escape(esc).ok_or_else(|| Fault::new(i - 2, "invalid escape"))?,
                     };
                     out.push(byte);
                 }
@@ -622,6 +606,22 @@ fn quote_or_escape(b: &[u8]) -> Option<usize> {
         i += 8;
     }
     memchr2(b'"', b'\\', &b[i..]).map(|n| i + n)
+}
+
+/// The byte a two-character escape (`\n`, `\"`, ...) stands for, by the character after the
+/// backslash.
+fn short_escape(esc: u8) -> Option<u8> {
+    Some(match esc {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'/' => b'/',
+        b'b' => 0x08,
+        b'f' => 0x0c,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        _ => return None,
+    })
 }
 
 /// The value of an ASCII hex digit.
