@@ -414,7 +414,6 @@ impl CanalJsonCodec {
         let mut nth = 0;
         while let Some(key) = self.header_keys.next(cur, nth, HeaderKey::of)? {
             nth += 1;
-            let generation = self.mysql_types.generation;
             match key {
                 HeaderKey::Database => h.database = nullable_string(cur)?,
                 HeaderKey::Table => h.table = nullable_string(cur)?,
@@ -427,11 +426,11 @@ impl CanalJsonCodec {
                 // Rows are read once their types are final: after `sqlType` too where it could
                 // change them.
                 HeaderKey::Data if seen.types_final(types) => {
-                    let keys = self.row_keys.under(generation);
+                    let keys = self.row_keys.under(self.mysql_types.generation);
                     data_read = read_rows(cur, types, keys, out, &mut self.data_rows)?;
                 }
                 HeaderKey::Old if seen.types_final(types) => {
-                    let keys = self.row_keys.under(generation);
+                    let keys = self.row_keys.under(self.mysql_types.generation);
                     old_read = read_rows(cur, types, keys, out, &mut self.old_rows)?;
                 }
                 HeaderKey::Data | HeaderKey::Old => {
