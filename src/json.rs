@@ -236,18 +236,8 @@ impl<'a> JsonCursor<'a> {
         out.extend_from_slice(&b[start..first_escape]);
         let mut i = first_escape;
         loop {
-            // The plain bytes of the next word: all eight are copied (a fixed-size copy) and the
-            // length then cut to those before the first quote or backslash.
-            if let Some(word) = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
-                let hit = quote_or_escape_bytes(u64::from_le_bytes(word));
-                let plain = if hit == 0 { 8 } else { (hit.trailing_zeros() / 8) as usize };
-                let len = out.len();
-                out.extend_from_slice(&word);
-                out.truncate(len + plain);
-                i += plain;
-                if hit == 0 {
-                    continue;
-                }
+            if copy_plain_word(b, &mut i, &mut out, quote_or_escape_bytes) {
+                continue;
             }
             match b.get(i) {
                 None => return Err(Fault::new(start - 1, "unterminated string")),
@@ -338,18 +328,8 @@ impl<'a> JsonCursor<'a> {
                     // values alternate runs and characters, so a word is tried only here.
                     out.push(c);
                     i += 1;
-                    while let Some(word) = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
-                        let bits = u64::from_le_bytes(word);
-                        let stop = quote_or_escape_bytes(bits) | (bits & HIGH_BITS);
-                        let plain = if stop == 0 { 8 } else { (stop.trailing_zeros() / 8) as usize };
-                        let len = out.len();
-                        out.extend_from_slice(&word);
-                        out.truncate(len + plain);
-                        i += plain;
-                        if stop != 0 {
-                            break;
-                        }
-                    }
+                    let quote_escape_or_high = |word| quote_or_escape_bytes(word) | (word & HIGH_BITS);
+                    while copy_plain_word(b, &mut i, &mut out, quote_escape_or_high) {}
                 }
                 _ => {
                     let c = self.src.get(i..).and_then(|s| s.chars().next()).unwrap_or(char::REPLACEMENT_CHARACTER);
@@ -595,7 +575,7 @@ impl<K: Copy> KeyOrder<K> {
 /// The offset of the first `"` or `\` in `b`. Most strings of a change event are short (keys,
 /// numbers and dates as text), where testing eight bytes at a time in a register beats setting
 /// up a SIMD search; past the first 64 bytes the SIMD search takes over.
-#[inline]
+#[inline(always)]
 fn quote_or_escape(b: &[u8]) -> Option<usize> {
     let mut i = 0;
     while let Some(chunk) = b.get(i..i + 8).filter(|_| i < 64) {
@@ -641,10 +621,25 @@ const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 #[inline]
 fn quote_or_escape_bytes(word: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let quote = word ^ (ONES * b'"' as u64);
     let escape = word ^ (ONES * b'\\' as u64);
-    ((quote.wrapping_sub(ONES) & !quote) | (escape.wrapping_sub(ONES) & !escape)) & HIGH
+    ((quote.wrapping_sub(ONES) & !quote) | (escape.wrapping_sub(ONES) & !escape)) & HIGH_BITS
+}
+
+/// Copies the plain bytes of the word at `b[*i..]` to `out` and steps over them: those before
+/// the first byte `stops` flags (by its high bit; only the lowest flag need be exact). All eight
+/// are copied (a fixed-size copy) and the length then cut. Returns whether all eight were plain
+/// (false too when fewer than eight bytes are left).
+#[inline(always)]
+fn copy_plain_word(b: &[u8], i: &mut usize, out: &mut Vec<u8>, stops: impl Fn(u64) -> u64) -> bool {
+    let Some(word) = b.get(*i..*i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) else { return false };
+    let stop = stops(u64::from_le_bytes(word));
+    let plain = if stop == 0 { 8 } else { (stop.trailing_zeros() / 8) as usize };
+    let len = out.len();
+    out.extend_from_slice(&word);
+    out.truncate(len + plain);
+    *i += plain;
+    stop == 0
 }
 
 #[cfg(test)]

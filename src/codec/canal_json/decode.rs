@@ -37,7 +37,7 @@ pub struct CanalJsonCodec {
     mysql_types: RepeatedTypes,
     sql_types: SqlTypes,
     hints: TypeHints,
-    plan: FieldPlan,
+    plan: DirectPlan,
     /// The keys of objects, and of their rows, as the last ones wrote them.
     header_keys: KeyOrder<HeaderKey>,
     row_keys: RowKeys,
@@ -102,14 +102,24 @@ impl HeaderKey {
 struct DeclaredColumn<'a> {
     name: Text<'a>,
     ty: ColumnType<'a>,
-    /// The values of this binary column are their raw text rather than ISO-8859-1.
-    raw_text: bool,
+    form: ValueForm,
 }
 
 impl<'a> DeclaredColumn<'a> {
     fn new(name: Text<'a>, ty: ColumnType<'a>) -> Self {
-        DeclaredColumn { name, ty, raw_text: false }
+        let form = if ty.binary { ValueForm::Latin1 } else { ValueForm::Text };
+        DeclaredColumn { name, ty, form }
     }
+}
+
+/// How a column's values are written.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ValueForm {
+    Text,
+    /// A binary column's bytes, each as the character of the same code point.
+    Latin1,
+    /// A binary column's bytes as their raw text (before TiCDC v5.4; see [`SqlTypes`]).
+    RawText,
 }
 
 /// The last `sqlType` object (JDBC type codes by column name), its text and the codes read from
@@ -216,7 +226,7 @@ impl Hint {
     fn apply(self, column: &mut DeclaredColumn<'_>) {
         match self {
             Hint::SignUnknown => column.ty.unsigned = true,
-            Hint::RawText => column.raw_text = true,
+            Hint::RawText => column.form = ValueForm::RawText,
         }
     }
 }
@@ -244,10 +254,22 @@ struct RepeatedTypes {
 impl RepeatedTypes {
     /// Reads the types from the cache when the message repeats the remembered object.
     fn read<'a>(&self, cur: &mut JsonCursor<'a>, types: &mut Vec<DeclaredColumn<'a>>) -> bool {
-        if !cur.skip_if_next(&self.text) {
-            return false;
+        match self.skip(cur) {
+            Some(at) => {
+                self.declared(cur, at, types);
+                true
+            }
+            None => false,
         }
-        let at = cur.offset() - self.text.len();
+    }
+
+    /// Skips the object when the message repeats the remembered one, returning where it is.
+    fn skip(&self, cur: &mut JsonCursor<'_>) -> Option<usize> {
+        cur.skip_if_next(&self.text).then(|| cur.offset() - self.text.len())
+    }
+
+    /// The declared columns of the remembered object, repeated by the message at `at`.
+    fn declared<'a>(&self, cur: &JsonCursor<'a>, at: usize, types: &mut Vec<DeclaredColumn<'a>>) {
         types.extend(self.entries.iter().map(|(name, text, ty)| {
             let text = cur.slice(at + text.start..at + text.end);
             let ty = ColumnType {
@@ -259,7 +281,6 @@ impl RepeatedTypes {
             };
             DeclaredColumn::new(Cow::Borrowed(cur.slice(at + name.start..at + name.end)), ty)
         }));
-        true
     }
 
     /// Remembers the object `cur` has just read, from `at`, into `types`.
@@ -299,6 +320,9 @@ fn recycle<'b>(mut v: Vec<DeclaredColumn<'_>>) -> Vec<DeclaredColumn<'b>> {
 struct TypesSeen {
     types: bool,
     codes: bool,
+    /// Where a `mysqlType` the direct path found repeated is (its declared columns are not
+    /// rebuilt unless the plan must be).
+    repeated_at: Option<usize>,
 }
 
 impl TypesSeen {
@@ -380,12 +404,51 @@ enum RowsOf {
     Change,
 }
 
-/// The output field of each declared column, by `mysqlType` position, for the `mysqlType`
-/// object read last (its generation).
+/// What the direct path needs of each declared column, by `mysqlType` position, for the
+/// `mysqlType` and `sqlType` objects read last (their generations, and whether the message had
+/// `sqlType`). It lives in the codec, so the messages that repeat those objects (a table's
+/// messages do) use it without rebuilding their declared columns.
 #[derive(Default)]
-struct FieldPlan {
-    fields: Vec<Option<usize>>,
-    generation: Option<u64>,
+struct DirectPlan {
+    columns: Vec<PlannedColumn>,
+    /// The declared names, back to back.
+    names: String,
+    /// Whether some `sqlType` code could change a declared type (see [`Hint::possible`]).
+    hints_possible: bool,
+    key: Option<(u64, Option<u64>)>,
+}
+
+struct PlannedColumn {
+    /// A span of [`DirectPlan::names`].
+    name: Range<usize>,
+    form: ValueForm,
+    field: Option<usize>,
+}
+
+impl DirectPlan {
+    fn rebuild(&mut self, types: &[DeclaredColumn<'_>], hints_possible: bool, rows: &dyn RowSink) {
+        self.columns.clear();
+        self.names.clear();
+        for d in types {
+            let from = self.names.len();
+            self.names.push_str(&d.name);
+            self.columns.push(PlannedColumn { name: from..self.names.len(), form: d.form, field: rows.field(&d.name) });
+        }
+        self.hints_possible = hints_possible;
+    }
+
+    fn name(&self, column: &PlannedColumn) -> &str {
+        &self.names[column.name.clone()]
+    }
+
+    /// The position of the column `name`, tried first at `position` (see [`lookup_type`]).
+    fn position_of(&self, name: &str, position: usize) -> Option<usize> {
+        let named = |c: &PlannedColumn| same_name(self.name(c).as_bytes(), name);
+        match self.columns.get(position) {
+            Some(c) if named(c) => Some(position),
+            _ => self.columns.iter().position(named),
+        }
+    }
 }
 
 impl CanalJsonCodec {
@@ -498,8 +561,22 @@ impl CanalJsonCodec {
                         _ => return Ok(false),
                     }
                 }
-                HeaderKey::MySqlType => self.read_types(true, cur, types, &mut seen)?,
-                HeaderKey::SqlType => self.read_types(false, cur, types, &mut seen)?,
+                HeaderKey::MySqlType if !seen.types => {
+                    match self.mysql_types.skip(cur) {
+                        Some(at) => seen.repeated_at = Some(at),
+                        None => {
+                            let at = cur.offset();
+                            read_types(cur, types)?;
+                            self.mysql_types.remember(cur, at, types);
+                        }
+                    }
+                    seen.types = true;
+                }
+                HeaderKey::SqlType if !seen.codes => {
+                    self.sql_types.read(cur)?;
+                    seen.codes = true;
+                }
+                HeaderKey::MySqlType | HeaderKey::SqlType => return Ok(false),
                 HeaderKey::Old | HeaderKey::Data => {
                     let is_old = matches!(key, HeaderKey::Old);
                     if is_old && kind != Some(EventKind::Update) && cur.null()? {
@@ -508,7 +585,11 @@ impl CanalJsonCodec {
                     let (Some(kind), Some(database), Some(table)) = (kind, &h.database, &h.table) else {
                         return Ok(false);
                     };
-                    if !seen.types_final(types) || new_rows > 0 || !rows.takes(database, table) {
+                    if !seen.types || new_rows > 0 || !rows.takes(database, table) {
+                        return Ok(false);
+                    }
+                    self.plan(cur, types, &seen, rows);
+                    if !seen.codes && self.plan.hints_possible {
                         return Ok(false);
                     }
                     let of = match (is_old, kind) {
@@ -517,8 +598,7 @@ impl CanalJsonCodec {
                         (false, EventKind::Insert | EventKind::Delete) => RowsOf::Change,
                         _ => return Ok(false),
                     };
-                    self.plan(types, rows);
-                    match (of, self.put_rows(cur, types, rows, of)?) {
+                    match (of, self.put_rows(cur, rows, of)?) {
                         (RowsOf::UpdateOld, Some(1)) => old_rows = 1,
                         (RowsOf::UpdateNew, Some(1)) => {
                             rows.end_row(true);
@@ -546,30 +626,40 @@ impl CanalJsonCodec {
         Ok(true)
     }
 
-    /// Resolves each declared column's field, when `mysqlType` was read afresh.
-    fn plan(&mut self, types: &[DeclaredColumn<'_>], rows: &dyn RowSink) {
-        let generation = Some(self.mysql_types.generation);
-        if self.plan.generation != generation || self.plan.fields.len() != types.len() {
-            self.plan.fields.clear();
-            self.plan.fields.extend(types.iter().map(|d| rows.field(&d.name)));
-            self.plan.generation = generation;
+    /// Makes the plan for this message's type objects, unless it is already made. Its
+    /// declared columns are in `types` when `mysqlType` was read afresh; a repeated one's are
+    /// rebuilt from the remembered object only here.
+    fn plan<'a>(
+        &mut self,
+        cur: &JsonCursor<'a>,
+        types: &mut Vec<DeclaredColumn<'a>>,
+        seen: &TypesSeen,
+        rows: &dyn RowSink,
+    ) {
+        let key = (self.mysql_types.generation, seen.codes.then_some(self.sql_types.generation));
+        if self.plan.key == Some(key) {
+            return;
         }
+        if let Some(at) = seen.repeated_at {
+            self.mysql_types.declared(cur, at, types);
+        }
+        let hints_possible = types.iter().any(|d| Hint::possible(&d.ty));
+        if seen.codes {
+            self.apply_hints(types);
+        }
+        self.plan.rebuild(types, hints_possible, rows);
+        self.plan.key = Some(key);
     }
 
     /// Puts an array of rows into `rows`, as `of` says. Returns how many rows there were; None
     /// for rows that do not list the declared columns in their order (all of them, for an
     /// UPDATE's rows, so that its old row is whole).
-    fn put_rows<'a>(
-        &mut self,
-        cur: &mut JsonCursor<'a>,
-        types: &[DeclaredColumn<'a>],
-        rows: &mut dyn RowSink,
-        of: RowsOf,
-    ) -> FaultResult<Option<usize>> {
+    fn put_rows(&mut self, cur: &mut JsonCursor<'_>, rows: &mut dyn RowSink, of: RowsOf) -> FaultResult<Option<usize>> {
         if cur.null()? {
             return Ok(None);
         }
         let mut count = 0;
+        let plan = &self.plan;
         let keys = self.row_keys.under(self.mysql_types.generation);
         cur.begin_array()?;
         let mut first_row = true;
@@ -580,16 +670,18 @@ impl CanalJsonCodec {
             rows.begin_image(of == RowsOf::UpdateOld);
             cur.begin_object()?;
             let mut position = 0;
-            while let Some(found) = keys.next(cur, position, |name| lookup_type(types, name, position))? {
-                let (true, Some(declared)) = (found == Some(position), types.get(position)) else { return Ok(None) };
+            while let Some(found) = keys.next(cur, position, |name| plan.position_of(name, position))? {
+                let (true, Some(column)) = (found == Some(position), plan.columns.get(position)) else {
+                    return Ok(None);
+                };
                 let at = cur.offset();
                 let mut value = Value::Null;
-                read_value(cur, &declared.ty, declared.raw_text, &mut value)?;
-                rows.put(self.plan.fields[position], &value, &declared.name, at)?;
+                read_value(cur, column.form, &mut value)?;
+                rows.put(column.field, &value, plan.name(column), at)?;
                 cur.spare().give_value(value);
                 position += 1;
             }
-            if of != RowsOf::Change && position != types.len() {
+            if of != RowsOf::Change && position != plan.columns.len() {
                 return Ok(None);
             }
             rows.end_image();
@@ -786,7 +878,7 @@ fn read_rows<'a>(
             column.name = name;
             column.ty = declared.ty.clone();
             column.at = at;
-            read_value(cur, &column.ty, declared.raw_text, &mut column.value)?;
+            read_value(cur, declared.form, &mut column.value)?;
         }
         rows.push(start..out.columns.len());
     }
@@ -799,7 +891,7 @@ fn read_rows<'a>(
 static UNTYPED: DeclaredColumn<'static> = DeclaredColumn {
     name: Cow::Borrowed(""),
     ty: ColumnType { base: MySqlType::Unknown, unsigned: false, binary: false, text: None, flags: None },
-    raw_text: false,
+    form: ValueForm::Text,
 };
 
 /// The `mysqlType` position of the column `name`. Types and data usually list columns in the
@@ -813,19 +905,14 @@ fn lookup_type(types: &[DeclaredColumn<'_>], name: &str, position: usize) -> Opt
 
 /// Reads a column value into `out` (null until then). Stored rather than returned: a returned
 /// `Result<Value, _>` travels through memory and stalled the caller's copy of it.
-fn read_value<'a>(
-    cur: &mut JsonCursor<'a>,
-    ty: &ColumnType<'a>,
-    raw_text: bool,
-    out: &mut Value<'a>,
-) -> FaultResult<()> {
+fn read_value<'a>(cur: &mut JsonCursor<'a>, form: ValueForm, out: &mut Value<'a>) -> FaultResult<()> {
     match cur.peek() {
         Some(b'n') => {
             cur.null()?;
         }
         // Canal writes each byte of a binary value as the character of the same code point.
-        Some(b'"') if ty.binary && !raw_text => *out = Value::Bytes(cur.latin1_string()?),
-        Some(b'"') if ty.binary => *out = Value::Bytes(text_bytes(cur.string()?)),
+        Some(b'"') if form == ValueForm::Latin1 => *out = Value::Bytes(cur.latin1_string()?),
+        Some(b'"') if form == ValueForm::RawText => *out = Value::Bytes(text_bytes(cur.string()?)),
         Some(b'"') => *out = Value::Text(cur.string()?),
         // Canal proper writes strings; numbers from other producers keep their text.
         Some(b'-' | b'0'..=b'9') => *out = Value::Text(Cow::Borrowed(cur.number_text()?)),
@@ -922,6 +1009,62 @@ mod tests {
                 (c.name.to_string(), c.ty.base, c.ty.unsigned, text, format!("{:?}", c.value))
             })
             .collect()
+    }
+
+    /// A row sink of columns `a` and `b` that keeps each value's field and text.
+    #[derive(Default)]
+    struct Recorded(Vec<(Option<usize>, String)>);
+
+    impl RowSink for Recorded {
+        fn takes(&self, _: &str, _: &str) -> bool {
+            true
+        }
+        fn field(&self, name: &str) -> Option<usize> {
+            ["a", "b"].iter().position(|&f| f == name)
+        }
+        fn begin_image(&mut self, _: bool) {}
+        fn put(&mut self, field: Option<usize>, value: &Value<'_>, _: &str, _: usize) -> FaultResult<()> {
+            self.0.push((field, format!("{value:?}")));
+            Ok(())
+        }
+        fn end_image(&mut self) {}
+        fn end_row(&mut self, _: bool) {}
+        fn rows(&self) -> usize {
+            0
+        }
+        fn truncate(&mut self, _: usize) {}
+    }
+
+    #[test]
+    fn the_direct_plan_follows_sql_type_with_a_repeated_mysql_type() {
+        // The same `mysqlType` every time (kept, not rebuilt); `sqlType` says whether the
+        // VARBINARY column's values are ISO-8859-1 (BLOB, 2004) or raw text (VARCHAR, 12, as
+        // before TiCDC v5.4), and the plan must follow it.
+        let message = |sql_type: &str| {
+            format!(
+                r#"{{"database":"d","table":"t","pkNames":["a"],"isDdl":false,"type":"INSERT",{sql_type}"mysqlType":{{"a":"int","b":"varbinary"}},"data":[{{"a":"1","b":"\u00ff"}}],"old":null}}"#
+            )
+        };
+        let latin1 = format!("{:?}", Value::Bytes(Cow::Borrowed(&[0xffu8][..])));
+        let raw_text = format!("{:?}", Value::Bytes(Cow::Borrowed("\u{ff}".as_bytes())));
+        let mut codec = CanalJsonCodec::default();
+        for (sql_type, want) in [
+            (r#""sqlType":{"a":4,"b":2004},"#, Some(&latin1)),
+            (r#""sqlType":{"a":4,"b":12},"#, Some(&raw_text)),
+            (r#""sqlType":{"a":4,"b":2004},"#, Some(&latin1)),
+            // Without `sqlType` the column could be either: left to the general reader.
+            ("", None),
+            (r#""sqlType":{"a":4,"b":12},"#, Some(&raw_text)),
+        ] {
+            let text = message(sql_type);
+            let (mut out, mut rows) = (MessageEvents::default(), Recorded::default());
+            let taken = codec.decode_rows(None, text.as_bytes(), &mut out, &mut rows).unwrap();
+            assert_eq!(taken, want.is_some(), "{text}");
+            if let Some(want) = want {
+                assert_eq!(rows.0[1], (Some(1), want.clone()), "{text}");
+                assert_eq!(rows.0[0].0, Some(0));
+            }
+        }
     }
 
     #[test]
