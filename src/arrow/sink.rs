@@ -33,7 +33,7 @@ impl<T: ArrowPrimitiveType> PrimitiveSink<T> {
         PrimitiveSink { values: Vec::with_capacity(rows), nulls: NullBufferBuilder::new(rows), data_type }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn append_value(&mut self, value: T::Native) {
         self.values.push(value);
         self.nulls.append_non_null();
@@ -109,6 +109,7 @@ impl<T: Copy> Runs<T> {
     }
 
     /// Appends `value`, or returns false when the offsets would overflow.
+    #[inline]
     fn append_value(&mut self, value: &[T]) -> bool {
         let Ok(end) = i32::try_from(self.items.len() + value.len()) else { return false };
         self.items.extend_from_slice(value);

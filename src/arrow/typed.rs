@@ -217,6 +217,7 @@ struct Scratch {
 /// describes and appends it to `sink`, which is `spec`'s. Nothing is appended when the value
 /// does not fit.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn append_value(
     spec: &ColumnSpec,
     sink: &mut ColumnSink,

@@ -502,6 +502,7 @@ struct GroupColumn<'a> {
     name: &'a str,
     base: MySqlType,
     flags: u64,
+    form: ValueForm,
 }
 
 impl GroupColumn<'_> {
@@ -512,6 +513,52 @@ impl GroupColumn<'_> {
     fn binary(&self) -> bool {
         self.flags & flag::BINARY != 0 && self.base.is_string()
     }
+
+    /// How the column's values are written (`craft.md` §4).
+    fn form(&self) -> ValueForm {
+        use MySqlType as T;
+        match self.base {
+            T::TinyInt | T::SmallInt | T::MediumInt | T::Int | T::BigInt if self.unsigned() => ValueForm::Unsigned,
+            T::TinyInt | T::SmallInt | T::MediumInt | T::Int | T::BigInt | T::Year => ValueForm::Signed,
+            T::Enum | T::Set | T::Bit => ValueForm::Unsigned,
+            T::Float => ValueForm::Float,
+            T::Double => ValueForm::Double,
+            T::Char | T::VarChar | T::TinyText | T::Text | T::MediumText | T::LongText if self.binary() => {
+                ValueForm::Bytes
+            }
+            T::Date
+            | T::DateTime
+            | T::Timestamp
+            | T::Time
+            | T::Json
+            | T::Decimal
+            | T::Vector
+            | T::Char
+            | T::VarChar
+            | T::TinyText
+            | T::Text
+            | T::MediumText
+            | T::LongText => ValueForm::Text,
+            T::Null | T::Geometry | T::Unknown => ValueForm::Null,
+        }
+    }
+}
+
+/// How a column's value bytes are read, worked out once per description.
+#[derive(Clone, Copy)]
+enum ValueForm {
+    /// A uvarint.
+    Unsigned,
+    /// A zigzag varint.
+    Signed,
+    /// A FLOAT as a float64: a float32 when it is one exactly.
+    Float,
+    Double,
+    Bytes,
+    /// UTF-8 text: strings, and temporal, decimal, JSON and vector values as text.
+    Text,
+    /// Types Go reads as NULL.
+    Null,
 }
 
 impl<'t, 'a> GroupReader<'t, 'a> {
@@ -607,13 +654,15 @@ impl<'t, 'a> GroupReader<'t, 'a> {
             let at = cur.offset();
             let v = cur.varint()?;
             id = if j == 0 { v } else { id.wrapping_add(v) };
-            described.push(GroupColumn { name: self.terms.get(id, at)?, base: MySqlType::Unknown, flags: 0 });
+            let name = self.terms.get(id, at)?;
+            described.push(GroupColumn { name, base: MySqlType::Unknown, flags: 0, form: ValueForm::Null });
         }
         for d in described.iter_mut() {
             d.base = base_type(cur.uvarint()?);
         }
         for d in described.iter_mut() {
             d.flags = cur.uvarint()?;
+            d.form = d.form();
         }
         Ok(())
     }
@@ -642,7 +691,6 @@ fn base_type(code: u64) -> MySqlType {
 /// copy of it stalled on store forwarding once per value.)
 #[inline(always)]
 fn decode_value<'a>(column: &GroupColumn<'_>, bytes: &'a [u8], at: usize, out: &mut Value<'a>) -> FaultResult<()> {
-    use MySqlType as T;
     let mut cur = Cursor::window(bytes, 0, bytes.len(), "value")?;
     let whole = |cur: &Cursor<'_>| {
         if cur.is_empty() {
@@ -652,49 +700,33 @@ fn decode_value<'a>(column: &GroupColumn<'_>, bytes: &'a [u8], at: usize, out: &
         }
     };
     let relocate = |f: Fault| Fault::new(at + f.offset, f.reason);
-    match column.base {
-        T::TinyInt | T::SmallInt | T::MediumInt | T::Int | T::BigInt if column.unsigned() => {
+    match column.form {
+        ValueForm::Unsigned => {
             *out = Value::UInt(cur.uvarint().map_err(relocate)?);
             whole(&cur)
         }
-        T::TinyInt | T::SmallInt | T::MediumInt | T::Int | T::BigInt | T::Year => {
+        ValueForm::Signed => {
             *out = Value::Int(cur.varint().map_err(relocate)?);
             whole(&cur)
         }
-        T::Enum | T::Set | T::Bit => {
-            *out = Value::UInt(cur.uvarint().map_err(relocate)?);
-            whole(&cur)
-        }
-        T::Float => {
+        ValueForm::Float => {
             let f = cur.f64().map_err(relocate)?;
             *out = if (f as f32) as f64 == f { Value::Float32(f as f32) } else { Value::Float64(f) };
             whole(&cur)
         }
-        T::Double => {
+        ValueForm::Double => {
             *out = Value::Float64(cur.f64().map_err(relocate)?);
             whole(&cur)
         }
-        T::Char | T::VarChar | T::TinyText | T::Text | T::MediumText | T::LongText if column.binary() => {
+        ValueForm::Bytes => {
             *out = Value::Bytes(Cow::Borrowed(bytes));
             Ok(())
         }
-        T::Date
-        | T::DateTime
-        | T::Timestamp
-        | T::Time
-        | T::Json
-        | T::Decimal
-        | T::Vector
-        | T::Char
-        | T::VarChar
-        | T::TinyText
-        | T::Text
-        | T::MediumText
-        | T::LongText => {
+        ValueForm::Text => {
             *out = Value::Text(Cow::Borrowed(utf8(bytes, at)?));
             Ok(())
         }
-        T::Null | T::Geometry | T::Unknown => Ok(()),
+        ValueForm::Null => Ok(()),
     }
 }
 
