@@ -283,6 +283,14 @@ impl RepeatedTypes {
         }));
     }
 
+    /// Reads the object into `types` and remembers it.
+    fn read_afresh<'a>(&mut self, cur: &mut JsonCursor<'a>, types: &mut Vec<DeclaredColumn<'a>>) -> FaultResult<()> {
+        let at = cur.offset();
+        read_types(cur, types)?;
+        self.remember(cur, at, types);
+        Ok(())
+    }
+
     /// Remembers the object `cur` has just read, from `at`, into `types`.
     fn remember(&mut self, cur: &JsonCursor<'_>, at: usize, types: &[DeclaredColumn<'_>]) {
         self.text.clear();
@@ -441,13 +449,9 @@ impl DirectPlan {
         &self.names[column.name.clone()]
     }
 
-    /// The position of the column `name`, tried first at `position` (see [`lookup_type`]).
+    /// The position of the column `name` (see [`position_named`]).
     fn position_of(&self, name: &str, position: usize) -> Option<usize> {
-        let named = |c: &PlannedColumn| same_name(self.name(c).as_bytes(), name);
-        match self.columns.get(position) {
-            Some(c) if named(c) => Some(position),
-            _ => self.columns.iter().position(named),
-        }
+        position_named(&self.columns, position, |c| same_name(self.name(c).as_bytes(), name))
     }
 }
 
@@ -564,11 +568,7 @@ impl CanalJsonCodec {
                 HeaderKey::MySqlType if !seen.types => {
                     match self.mysql_types.skip(cur) {
                         Some(at) => seen.repeated_at = Some(at),
-                        None => {
-                            let at = cur.offset();
-                            read_types(cur, types)?;
-                            self.mysql_types.remember(cur, at, types);
-                        }
+                        None => self.mysql_types.read_afresh(cur, types)?,
                     }
                     seen.types = true;
                 }
@@ -703,9 +703,7 @@ impl CanalJsonCodec {
     ) -> FaultResult<()> {
         if mysql_type {
             if !self.mysql_types.read(cur, types) {
-                let at = cur.offset();
-                read_types(cur, types)?;
-                self.mysql_types.remember(cur, at, types);
+                self.mysql_types.read_afresh(cur, types)?;
             }
             seen.types = true;
         } else {
@@ -894,12 +892,17 @@ static UNTYPED: DeclaredColumn<'static> = DeclaredColumn {
     form: ValueForm::Text,
 };
 
-/// The `mysqlType` position of the column `name`. Types and data usually list columns in the
-/// same order: the same position is tried first.
+/// The `mysqlType` position of the column `name` (see [`position_named`]).
 fn lookup_type(types: &[DeclaredColumn<'_>], name: &str, position: usize) -> Option<usize> {
-    match types.get(position) {
-        Some(d) if same_name(d.name.as_bytes(), name) => Some(position),
-        _ => types.iter().position(|d| same_name(d.name.as_bytes(), name)),
+    position_named(types, position, |d| same_name(d.name.as_bytes(), name))
+}
+
+/// The position of the declared column `named` accepts. Types and data usually list columns in
+/// the same order: the same position is tried first.
+fn position_named<T>(columns: &[T], position: usize, named: impl Fn(&T) -> bool) -> Option<usize> {
+    match columns.get(position) {
+        Some(c) if named(c) => Some(position),
+        _ => columns.iter().position(named),
     }
 }
 

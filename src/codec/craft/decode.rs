@@ -515,7 +515,7 @@ impl GroupColumn<'_> {
     }
 
     /// How the column's values are written (`craft.md` §4).
-    fn form(&self) -> ValueForm {
+    fn value_form(&self) -> ValueForm {
         use MySqlType as T;
         match self.base {
             T::TinyInt | T::SmallInt | T::MediumInt | T::Int | T::BigInt if self.unsigned() => ValueForm::Unsigned,
@@ -662,7 +662,7 @@ impl<'t, 'a> GroupReader<'t, 'a> {
         }
         for d in described.iter_mut() {
             d.flags = cur.uvarint()?;
-            d.form = d.form();
+            d.form = d.value_form();
         }
         Ok(())
     }
