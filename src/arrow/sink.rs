@@ -39,6 +39,12 @@ impl<T: ArrowPrimitiveType> PrimitiveSink<T> {
         self.nulls.append_non_null();
     }
 
+    #[inline(always)]
+    pub(crate) fn append_null(&mut self) {
+        self.values.push(T::Native::default());
+        self.nulls.append_null();
+    }
+
     pub(crate) fn append_nulls(&mut self, n: usize) {
         self.values.resize(self.values.len() + n, T::Native::default());
         self.nulls.append_n_nulls(n);
@@ -72,6 +78,11 @@ impl BooleanSink {
     pub(crate) fn append_value(&mut self, value: bool) {
         self.values.append(value);
         self.nulls.append_non_null();
+    }
+
+    pub(crate) fn append_null(&mut self) {
+        self.values.append(false);
+        self.nulls.append_null();
     }
 
     pub(crate) fn append_nulls(&mut self, n: usize) {
@@ -116,6 +127,13 @@ impl<T: Copy> Runs<T> {
         self.offsets.push(end);
         self.nulls.append_non_null();
         true
+    }
+
+    #[inline]
+    fn append_null(&mut self) {
+        let end = *self.offsets.last().unwrap_or(&0);
+        self.offsets.push(end);
+        self.nulls.append_null();
     }
 
     fn append_nulls(&mut self, n: usize) {
@@ -212,6 +230,11 @@ impl<K: RunKind> RunSink<K> {
         } else {
             Err(Fault::new(0, "a column of this batch's output would exceed 2^31 items; decode smaller batches"))
         }
+    }
+
+    #[inline]
+    pub(crate) fn append_null(&mut self) {
+        self.runs.append_null();
     }
 
     pub(crate) fn append_nulls(&mut self, n: usize) {

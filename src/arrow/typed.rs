@@ -6,7 +6,9 @@
 //! back to the rows before the message.
 //!
 //! Values come either from the row images of events, matched to fields by name, or straight from
-//! a codec through the layout's [`RowSink`], by field. Both go through the same `put`.
+//! a codec through the layout's [`RowSink`], by field: one at a time, or a message's rows column
+//! by column. All go through one conversion, `append_values`, which matches the column's Arrow
+//! type once for the values it is given.
 
 use std::sync::Arc;
 
@@ -20,7 +22,7 @@ use super::sink::{BooleanSink, PrimitiveSink, RunSink, Vector};
 use super::views::ViewBuilder;
 use super::Layout;
 use crate::error::{Fault, FaultResult};
-use crate::event::{same_name, Column, Event, EventKind, MessageEvents, RowSink, Value};
+use crate::event::{same_name, Column, Event, EventKind, MessageEvents, RowColumns, RowSink, Value};
 use crate::schema::mapping::MYSQL_TYPE_KEY;
 use crate::schema::mysql::{self, MySqlType, TypeDescription};
 use crate::schema::table::{ColumnDefinition, TableDefinition};
@@ -190,7 +192,7 @@ impl ColumnSink {
     }
 
     fn append_null(&mut self) {
-        self.append_nulls(1);
+        each_sink!(self, s => s.append_null())
     }
 
     fn append_nulls(&mut self, n: usize) {
@@ -213,97 +215,122 @@ struct Scratch {
     floats: Vec<f32>,
 }
 
-/// Checks and converts `value` (of the column `name`, at byte `at`) for the column `spec`
-/// describes and appends it to `sink`, which is `spec`'s. Nothing is appended when the value
-/// does not fit.
+/// Checks and converts `values` (of the column `name`, at the offsets `ats`) for the column
+/// `spec` describes and appends them to `sink`, which is `spec`'s: a whole column of a message,
+/// or one value. The match on the sink's type is made once, outside the loop over the values.
+/// A value that does not fit fails the call, with the values before it appended (the message is
+/// then cut back whole).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn append_value(
+fn append_values<'v, 'x: 'v>(
     spec: &ColumnSpec,
     sink: &mut ColumnSink,
-    value: &Value<'_>,
+    values: impl Iterator<Item = (&'v Value<'x>, usize)>,
     name: &str,
-    at: usize,
     zone: ServerZone,
     stats: &mut TypedStats,
     scratch: &mut Scratch,
 ) -> FaultResult<()> {
     use ColumnSink as B;
-    let fail = |what: &str| Fault::new(at, format!("column {name}: {what} does not fit {}", spec.field.data_type()));
-    let bad = || fail(&describe(value));
-    if value.is_null() {
-        sink.append_null();
-        return Ok(());
-    }
-    let text = || match value {
-        Value::Text(t) => Ok(t.as_bytes()),
-        _ => Err(bad()),
+    let fail = |at: usize, what: &str| {
+        Fault::new(at, format!("column {name}: {what} does not fit {}", spec.field.data_type()))
     };
-    macro_rules! int {
-        ($b:ident, $t:ty) => {{
-            let v = integer(value).ok_or_else(bad)?;
-            $b.append_value(<$t>::try_from(v).map_err(|_| fail(&format!("value {v}")))?)
-        }};
+    let bad = |value: &Value<'_>, at: usize| fail(at, &describe(value));
+    fn text<'v>(value: &'v Value<'_>) -> Option<&'v [u8]> {
+        match value {
+            Value::Text(t) => Some(t.as_bytes()),
+            _ => None,
+        }
     }
-    let zero_date = |stats: &mut TypedStats| stats.zero_dates += 1;
+    // Runs `$append` for each value that is not NULL; a NULL appends a null to `$sink`.
+    macro_rules! each {
+        ($sink:ident, |$value:ident, $at:ident| $append:expr) => {
+            for ($value, $at) in values {
+                if $value.is_null() {
+                    $sink.append_null();
+                } else {
+                    $append;
+                }
+            }
+        };
+    }
+    macro_rules! int {
+        ($b:ident, $t:ty) => {
+            each!($b, |value, at| {
+                let v = integer(value).ok_or_else(|| bad(value, at))?;
+                $b.append_value(<$t>::try_from(v).map_err(|_| fail(at, &format!("value {v}")))?)
+            })
+        };
+    }
     match sink {
-        B::Bool(b) => b.append_value(integer(value).ok_or_else(bad)? != 0),
+        B::Bool(b) => each!(b, |value, at| b.append_value(integer(value).ok_or_else(|| bad(value, at))? != 0)),
         B::Int8(b) => int!(b, i8),
         B::Int16(b) => int!(b, i16),
         B::Int32(b) => int!(b, i32),
         B::Int64(b) => int!(b, i64),
         B::Decimal(b) => {
-            let Target::Decimal { precision, scale } = spec.target else { return Err(bad()) };
-            let v = match value {
-                Value::Text(t) => mysql::parse_decimal_i128(t.as_bytes(), scale as u32),
-                Value::Int(_) | Value::UInt(_) => {
-                    integer(value).and_then(|v| v.checked_mul(POW10[scale as usize] as i128))
+            each!(b, |value, at| {
+                let Target::Decimal { precision, scale } = spec.target else { return Err(bad(value, at)) };
+                let v = match value {
+                    Value::Text(t) => mysql::parse_decimal_i128(t.as_bytes(), scale as u32),
+                    Value::Int(_) | Value::UInt(_) => {
+                        integer(value).and_then(|v| v.checked_mul(POW10[scale as usize] as i128))
+                    }
+                    _ => None,
                 }
-                _ => None,
-            }
-            .ok_or_else(bad)?;
-            if v.unsigned_abs() >= POW10[precision as usize] {
-                return Err(bad());
-            }
-            b.append_value(v)
+                .filter(|v| v.unsigned_abs() < POW10[precision as usize])
+                .ok_or_else(|| bad(value, at))?;
+                b.append_value(v)
+            })
         }
-        B::Float32(b) => b.append_value(float(value).ok_or_else(bad)? as f32),
-        B::Float64(b) => b.append_value(float(value).ok_or_else(bad)?),
-        B::Date(b) => match mysql::parse_date(text()?) {
+        B::Float32(b) => each!(b, |value, at| b.append_value(float(value).ok_or_else(|| bad(value, at))? as f32)),
+        B::Float64(b) => each!(b, |value, at| b.append_value(float(value).ok_or_else(|| bad(value, at))?)),
+        B::Date(b) => each!(b, |value, at| match mysql::parse_date(text(value).ok_or_else(|| bad(value, at))?) {
             Some(Some(d)) => b.append_value(mysql::days_from_civil(d.year, d.month, d.day) as i32),
             Some(None) => {
-                zero_date(stats);
-                b.append_nulls(1)
+                stats.zero_dates += 1;
+                b.append_null()
             }
-            None => return Err(fail("date")),
-        },
-        B::Timestamp(b) => match mysql::parse_datetime_micros(text()?) {
-            Some(Some(local)) if matches!(spec.target, Target::DateTime) => b.append_value(local),
-            Some(Some(local)) => b.append_value(zone.to_utc(local).ok_or_else(|| fail("time"))?),
-            Some(None) => {
-                zero_date(stats);
-                b.append_nulls(1)
-            }
-            None => return Err(fail("date-time")),
-        },
-        B::Time(b) => b.append_value(mysql::parse_time_micros(text()?).ok_or_else(|| fail("time"))?),
-        B::Text(b) => {
+            None => return Err(fail(at, "date")),
+        }),
+        B::Timestamp(b) => {
+            let local_time = matches!(spec.target, Target::DateTime);
+            each!(b, |value, at| match mysql::parse_datetime_micros(text(value).ok_or_else(|| bad(value, at))?) {
+                Some(Some(local)) if local_time => b.append_value(local),
+                Some(Some(local)) => b.append_value(zone.to_utc(local).ok_or_else(|| fail(at, "time"))?),
+                Some(None) => {
+                    stats.zero_dates += 1;
+                    b.append_null()
+                }
+                None => return Err(fail(at, "date-time")),
+            })
+        }
+        B::Time(b) => {
+            each!(b, |value, at| b.append_value(
+                mysql::parse_time_micros(text(value).ok_or_else(|| bad(value, at))?).ok_or_else(|| fail(at, "time"))?
+            ))
+        }
+        B::Text(b) => each!(b, |value, at| {
             let s = text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(name, at))?;
             super::ensure_room(spec.field.name(), b.items_len(), s.len())?;
             b.append_value(s)?
+        }),
+        B::TextView(b) => {
+            each!(b, |value, at| b
+                .append(text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(name, at))?)?)
         }
-        B::TextView(b) => b.append(text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(name, at))?)?,
-        B::Binary(b) => {
-            let bytes = bytes_of(value).ok_or_else(bad)?;
+        B::Binary(b) => each!(b, |value, at| {
+            let bytes = bytes_of(value).ok_or_else(|| bad(value, at))?;
             super::ensure_room(spec.field.name(), b.items_len(), bytes.len())?;
             b.append_value(bytes)?
-        }
-        B::BinaryView(b) => b.append(bytes_of(value).ok_or_else(bad)?)?,
-        B::Vector(b) => {
+        }),
+        B::BinaryView(b) => each!(b, |value, at| b.append(bytes_of(value).ok_or_else(|| bad(value, at))?)?),
+        B::Vector(b) => each!(b, |value, at| {
             scratch.floats.clear();
-            mysql::parse_vector(text()?, &mut scratch.floats).ok_or_else(|| fail("vector"))?;
+            mysql::parse_vector(text(value).ok_or_else(|| bad(value, at))?, &mut scratch.floats)
+                .ok_or_else(|| fail(at, "vector"))?;
             b.append_value(&scratch.floats)?
-        }
+        }),
     }
     Ok(())
 }
@@ -594,7 +621,8 @@ impl RowSink for TypedLayout {
             return Err(Fault::new(at, format!("column {name} appears twice in one row")));
         }
         let sink = if self.old_image { &mut f.before } else { &mut f.row };
-        append_value(&f.spec, sink, value, name, at, self.zone, &mut self.stats, &mut self.scratch)
+        let value = std::iter::once((value, at));
+        append_values(&f.spec, sink, value, name, self.zone, &mut self.stats, &mut self.scratch)
     }
 
     fn end_image(&mut self) {
@@ -611,6 +639,46 @@ impl RowSink for TypedLayout {
         if !had_old {
             self.before_nulls_due += 1;
         }
+    }
+
+    fn put_columns(&mut self, block: &RowColumns<'_, '_>) -> FaultResult<()> {
+        // Counted as an image: one left unfinished by a failure is cut back by `truncate`.
+        self.images += 1;
+        let image = self.images;
+        for (j, (&field, &name)) in block.fields.iter().zip(block.names).enumerate() {
+            let Some(f) = field.map(|field| &mut self.fields[field]) else { continue };
+            if std::mem::replace(&mut f.filled, image) == image {
+                let at = block.column(j).next().map_or(0, |(_, at)| at);
+                return Err(Fault::new(at, format!("column {name} appears twice in one row")));
+            }
+        }
+        let (rows, olds) = (block.rows(), block.had_old.iter().filter(|&&old| old).count());
+        if olds > 0 {
+            self.settle_before_nulls();
+        }
+        for (j, (&field, &name)) in block.fields.iter().zip(block.names).enumerate() {
+            let Some(f) = field.map(|field| &mut self.fields[field]) else {
+                self.stats.dropped_columns += (rows + olds) as u64;
+                continue;
+            };
+            let (zone, stats, scratch) = (self.zone, &mut self.stats, &mut self.scratch);
+            append_values(&f.spec, &mut f.row, block.column(j), name, zone, stats, scratch)?;
+            if olds > 0 {
+                append_values(&f.spec, &mut f.before, block.old_column(j), name, zone, stats, scratch)?;
+            }
+        }
+        for f in self.fields.iter_mut().filter(|f| f.filled != image) {
+            f.row.append_nulls(rows);
+            if olds > 0 {
+                f.before.append_nulls(rows);
+            }
+        }
+        if olds == 0 {
+            self.before_nulls_due += rows;
+        }
+        self.before_valid.extend_from_slice(block.had_old);
+        self.images_of_rows = self.images;
+        Ok(())
     }
 
     fn rows(&self) -> usize {

@@ -120,6 +120,12 @@ impl<V: ViewValue + ?Sized> ViewBuilder<V> {
         self.views.len()
     }
 
+    #[inline]
+    pub(crate) fn append_null(&mut self) {
+        self.views.push(0);
+        self.nulls.append_null();
+    }
+
     pub(crate) fn append_nulls(&mut self, n: usize) {
         self.views.resize(self.views.len() + n, 0);
         self.nulls.append_n_nulls(n);

@@ -987,6 +987,7 @@ fn read_tidb<'a>(cur: &mut JsonCursor<'a>, h: &mut Header<'a>) -> FaultResult<()
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::RowColumns;
 
     #[test]
     fn recycled_types_keep_their_allocation() {
@@ -1032,6 +1033,13 @@ mod tests {
         }
         fn end_image(&mut self) {}
         fn end_row(&mut self, _: bool) {}
+        fn put_columns(&mut self, block: &RowColumns<'_, '_>) -> FaultResult<()> {
+            let columns = block.fields.len();
+            for (j, (value, _)) in block.values.iter().enumerate() {
+                self.0.push((block.fields[j % columns], format!("{value:?}")));
+            }
+            Ok(())
+        }
         fn rows(&self) -> usize {
             0
         }

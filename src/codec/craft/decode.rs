@@ -1,5 +1,6 @@
 //! The Craft decoder: reads a message from both ends (version, then trailer and size tables),
-//! then its headers and each body's column groups into the event model.
+//! then its headers and each body's column groups into the event model, or, for the typed layout,
+//! every row's values first and then into the output a column at a time.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -11,7 +12,7 @@ use super::{
 };
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{flag, ColumnType, Event, EventKind, MessageEvents, RowSink, Value};
+use crate::event::{flag, ColumnType, Event, EventKind, MessageEvents, RowColumns, RowSink, Value};
 use crate::schema::mysql::MySqlType;
 
 #[derive(Default)]
@@ -24,10 +25,10 @@ pub struct CraftCodec {
     headers: Headers,
     /// Value lengths of the column group being read.
     lengths: Vec<i64>,
-    /// The output field of each column of the last description, for [`Codec::decode_rows`].
-    fields: Vec<Option<usize>>,
     /// The buffer of [`GroupReader::described`], kept empty between messages.
     described: Vec<GroupColumn<'static>>,
+    /// The buffers of [`ColumnBlock`], kept empty between messages.
+    block: ColumnBlock<'static>,
 }
 
 /// The headers of one message, one entry per event.
@@ -160,8 +161,9 @@ impl CraftCodec {
     }
 
     /// [`Codec::decode_rows`]: false when an event is not a row of a table `rows` takes, or
-    /// when an UPDATE's old image describes its columns otherwise than its new image (their
-    /// types are then compared, by `decode`).
+    /// when a column group describes its columns otherwise than the message's first (an UPDATE's
+    /// old image whose types must be compared with the new one's, rows written across a schema
+    /// change): `decode` reads those.
     fn put_message<'a>(
         &mut self,
         value: &'a [u8],
@@ -187,24 +189,124 @@ impl CraftCodec {
             }
         }
         let mut groups = GroupReader::new(&terms, &mut self.lengths, recycle(std::mem::take(&mut self.described)));
-        let mut bodies = Bodies::new(value, &frame, &self.sizes);
-        for i in 0..frame.events() {
-            let mut body = bodies.next()?;
-            let group_sizes = group_sizes(&self.tables, &self.sizes, i, frame.tables_start)?;
-            let kind = match put_row(&mut body, group_sizes, &mut groups, &mut self.fields, rows)? {
-                PutRow::Row(kind) => kind,
-                PutRow::NoChange => continue,
-                PutRow::GivenUp => return Ok(false),
-            };
-            let mut ev = Event::new(kind, h.ts[i]);
-            ev.schema = terms.nullable(h.schemas[i], frame.start)?.map(Cow::Borrowed);
-            ev.table = terms.nullable(h.tables[i], frame.start)?.map(Cow::Borrowed);
-            ev.partition_id = Some(h.partitions[i]).filter(|&p| p >= 0);
-            out.events.push(ev);
+        let mut block = std::mem::take(&mut self.block).recycle();
+        let whole = read_block(value, &frame, &self.sizes, &self.tables, &mut groups, &mut block)?;
+        if whole {
+            block.names.extend(groups.described.iter().map(|d| d.name));
+            block.fields.extend(groups.described.iter().map(|d| rows.field(d.name)));
+            rows.put_columns(&block.row_columns())?;
+            for &(i, kind) in &block.events {
+                push_row_event(out, kind, i, h, &terms, frame.start)?;
+            }
         }
+        self.block = block.recycle();
         self.described = recycle(groups.described);
-        Ok(true)
+        Ok(whole)
     }
+}
+
+/// Pushes the event of row event `i`, whose values went to the sink.
+fn push_row_event<'a>(
+    out: &mut MessageEvents<'a>,
+    kind: EventKind,
+    i: usize,
+    h: &Headers,
+    terms: &Terms<'_, 'a>,
+    at: usize,
+) -> FaultResult<()> {
+    let mut ev = Event::new(kind, h.ts[i]);
+    ev.schema = terms.nullable(h.schemas[i], at)?.map(Cow::Borrowed);
+    ev.table = terms.nullable(h.tables[i], at)?.map(Cow::Borrowed);
+    ev.partition_id = Some(h.partitions[i]).filter(|&p| p >= 0);
+    out.events.push(ev);
+    Ok(())
+}
+
+/// The row events of one message, every value read before any goes to the sink, which then
+/// converts a column at a time ([`RowSink::put_columns`]).
+#[derive(Default)]
+struct ColumnBlock<'a> {
+    /// The columns' names, as the description gives them, and their output fields.
+    names: Vec<&'a str>,
+    fields: Vec<Option<usize>>,
+    /// Laid out as [`RowColumns`] says.
+    values: Vec<(Value<'a>, usize)>,
+    old_values: Vec<(Value<'a>, usize)>,
+    had_old: Vec<bool>,
+    /// Each row's event and kind.
+    events: Vec<(usize, EventKind)>,
+}
+
+impl<'a> ColumnBlock<'a> {
+    /// The block emptied, its buffers kept, for values borrowing from another message.
+    fn recycle<'b>(self) -> ColumnBlock<'b> {
+        let (mut fields, mut had_old, mut events) = (self.fields, self.had_old, self.events);
+        fields.clear();
+        had_old.clear();
+        events.clear();
+        ColumnBlock {
+            names: recycle(self.names),
+            fields,
+            values: recycle(self.values),
+            old_values: recycle(self.old_values),
+            had_old,
+            events,
+        }
+    }
+
+    fn row_columns(&self) -> RowColumns<'_, 'a> {
+        RowColumns {
+            names: &self.names,
+            fields: &self.fields,
+            values: &self.values,
+            old_values: &self.old_values,
+            had_old: &self.had_old,
+        }
+    }
+}
+
+/// Reads every row event of a message into `block`. Returns false, with `block` to be dropped,
+/// when a column group describes its columns otherwise than the message's first.
+fn read_block<'a>(
+    value: &'a [u8],
+    frame: &Frame<'_>,
+    sizes: &[i64],
+    tables: &[Range<usize>],
+    reader: &mut GroupReader<'_, 'a>,
+    block: &mut ColumnBlock<'a>,
+) -> FaultResult<bool> {
+    let mut bodies = Bodies::new(value, frame, sizes);
+    let mut first = true;
+    for i in 0..frame.events() {
+        let mut body = bodies.next()?;
+        let (row, old, kind) = match split_groups(&mut body, group_sizes(tables, sizes, i, frame.tables_start)?)? {
+            RowGroups { new: Some(new), old: Some(old) } => (new, Some(old), EventKind::Update),
+            RowGroups { new: Some(new), old: None } => (new, None, EventKind::Insert),
+            RowGroups { new: None, old: Some(old) } => (old, None, EventKind::Delete),
+            RowGroups { new: None, old: None } => continue,
+        };
+        block.had_old.push(old.is_some());
+        block.events.push((i, kind));
+        let images = [(row, &mut block.values)].into_iter().chain(old.map(|old| (old, &mut block.old_values)));
+        for (mut group, values) in images {
+            let repeated = reader.read_header(&mut group)?;
+            if !repeated && !std::mem::take(&mut first) {
+                return Ok(false);
+            }
+            for (d, &len) in reader.described.iter().zip(reader.lengths.iter()) {
+                let at = group.offset();
+                values.push((Value::Null, at));
+                if len != -1 {
+                    let bytes = group.take(len as usize, "column value")?;
+                    if let Some((slot, _)) = values.last_mut() {
+                        decode_value(d, bytes, at, slot)?;
+                    }
+                }
+            }
+            whole_group(&group)?;
+        }
+    }
+    Ok(true)
 }
 
 /// The event bodies of a message, back to back, each a window of the size its table gives.
@@ -237,10 +339,11 @@ fn group_sizes<'s>(tables: &[Range<usize>], sizes: &'s [i64], i: usize, tables_s
         .ok_or_else(|| Fault::new(tables_start, format!("no column-group size table for row event {i}")))
 }
 
-/// The allocation of `v`, emptied, for columns borrowing from another message: an empty vector
-/// collected in place keeps its buffer, and both element types have one layout.
+/// The allocation of `v`, emptied, for items borrowing from another message: an empty vector
+/// collected in place keeps its buffer when both item types have one layout (they differ only
+/// in their lifetimes).
 #[allow(clippy::unnecessary_filter_map)] // `filter` cannot change the lifetime
-fn recycle<'b>(v: Vec<GroupColumn<'_>>) -> Vec<GroupColumn<'b>> {
+fn recycle<T, U>(v: Vec<T>) -> Vec<U> {
     v.into_iter().filter_map(|_| None).collect()
 }
 
@@ -408,44 +511,6 @@ fn read_row<'a>(
     Ok(true)
 }
 
-/// What [`put_row`] made of a row event.
-enum PutRow {
-    Row(EventKind),
-    /// No column groups (see [`read_row`]): no event.
-    NoChange,
-    /// An UPDATE whose old image is described otherwise than its new one.
-    GivenUp,
-}
-
-/// Puts the column groups of one row event into `rows`: the new image, or a DELETE's old one, as
-/// the row, and an UPDATE's old image as its `_before`.
-fn put_row<'a>(
-    body: &mut Cursor<'a>,
-    group_sizes: &[i64],
-    reader: &mut GroupReader<'_, 'a>,
-    fields: &mut Vec<Option<usize>>,
-    rows: &mut dyn RowSink,
-) -> FaultResult<PutRow> {
-    let (mut row, old, kind) = match split_groups(body, group_sizes)? {
-        RowGroups { new: Some(new), old: Some(old) } => (new, Some(old), EventKind::Update),
-        RowGroups { new: Some(new), old: None } => (new, None, EventKind::Insert),
-        RowGroups { new: None, old: Some(old) } => (old, None, EventKind::Delete),
-        RowGroups { new: None, old: None } => return Ok(PutRow::NoChange),
-    };
-    rows.begin_image(false);
-    reader.put(&mut row, fields, rows)?;
-    rows.end_image();
-    if let Some(mut old) = old {
-        rows.begin_image(true);
-        if !reader.put(&mut old, fields, rows)? {
-            return Ok(PutRow::GivenUp);
-        }
-        rows.end_image();
-    }
-    rows.end_row(kind == EventKind::Update);
-    Ok(PutRow::Row(kind))
-}
-
 fn read_headers(mut cur: Cursor<'_>, n: usize, h: &mut Headers) -> FaultResult<()> {
     // Five chunks of n values, each value at least one byte.
     if n.saturating_mul(5) > cur.remaining() {
@@ -483,8 +548,9 @@ fn delta_varints(cur: &mut Cursor<'_>, n: usize, out: &mut Vec<i64>) -> FaultRes
 /// Reads the column groups of one message. The rows of a table in one message describe their
 /// columns with the same bytes (names as term ids of the message's dictionary, types, flags), so
 /// a group whose description repeats the last one's byte for byte reuses what was read from it:
-/// only its values are read. For the direct path, each column's output field is resolved once
-/// per description: that is the plan per (table, wire column order), made once per message.
+/// only its values are read. For the direct path, whose messages describe every group alike,
+/// each column's output field is resolved once: that is the plan per (table, wire column order),
+/// made once per message.
 struct GroupReader<'t, 'a> {
     terms: &'t Terms<'t, 'a>,
     /// Value lengths of the group being read.
@@ -492,8 +558,6 @@ struct GroupReader<'t, 'a> {
     /// The columns the last description read describes, and where in the message it was.
     described: Vec<GroupColumn<'a>>,
     description: Range<usize>,
-    /// The description the fields of [`GroupReader::put`] were resolved for.
-    fields_of: Option<Range<usize>>,
 }
 
 /// A column as a group's description gives it.
@@ -563,7 +627,7 @@ enum ValueForm {
 
 impl<'t, 'a> GroupReader<'t, 'a> {
     fn new(terms: &'t Terms<'t, 'a>, lengths: &'t mut Vec<i64>, described: Vec<GroupColumn<'a>>) -> Self {
-        GroupReader { terms, lengths, described, description: 0..0, fields_of: None }
+        GroupReader { terms, lengths, described, description: 0..0 }
     }
 
     /// Reads one column group (after its type byte) into `out.columns`, returning its range.
@@ -590,33 +654,6 @@ impl<'t, 'a> GroupReader<'t, 'a> {
         }
         whole_group(cur)?;
         Ok(from..out.columns.len())
-    }
-
-    /// Puts one column group (after its type byte) into `rows`, each value into its field.
-    /// Returns whether its description repeats the last group's.
-    fn put(
-        &mut self,
-        cur: &mut Cursor<'a>,
-        fields: &mut Vec<Option<usize>>,
-        rows: &mut dyn RowSink,
-    ) -> FaultResult<bool> {
-        let repeated = self.read_header(cur)?;
-        if self.fields_of.as_ref() != Some(&self.description) {
-            fields.clear();
-            fields.extend(self.described.iter().map(|d| rows.field(d.name)));
-            self.fields_of = Some(self.description.clone());
-        }
-        for ((d, &len), &field) in self.described.iter().zip(self.lengths.iter()).zip(fields.iter()) {
-            let at = cur.offset();
-            let mut value = Value::Null;
-            if len != -1 {
-                let bytes = cur.take(len as usize, "column value")?;
-                decode_value(d, bytes, at, &mut value)?;
-            }
-            rows.put(field, &value, d.name, at)?;
-        }
-        whole_group(cur)?;
-        Ok(repeated)
     }
 
     /// Reads a group's column count, its description unless it repeats the last one, and its
@@ -730,6 +767,7 @@ fn decode_value<'a>(column: &GroupColumn<'_>, bytes: &'a [u8], at: usize, out: &
     }
 }
 
+#[inline]
 fn utf8(bytes: &[u8], at: usize) -> FaultResult<&str> {
     crate::utf8::check(bytes).map_err(|valid| Fault::new(at + valid, "invalid UTF-8 in text"))
 }
