@@ -215,9 +215,9 @@ struct Scratch {
     floats: Vec<f32>,
 }
 
-/// Checks and converts `values` (of the column `name`, at the offsets `ats`) for the column
-/// `spec` describes and appends them to `sink`, which is `spec`'s: a whole column of a message,
-/// or one value. The match on the sink's type is made once, outside the loop over the values.
+/// Checks and converts `values` (of the column `name`, each with its offset in the message) for
+/// the column `spec` describes and appends them to `sink`, which is `spec`'s: a whole column of a
+/// message, or one value. The match on the sink's type is made once, outside the loop over the values.
 /// A value that does not fit fails the call, with the values before it appended (the message is
 /// then cut back whole).
 #[allow(clippy::too_many_arguments)]
