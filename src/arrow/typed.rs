@@ -414,6 +414,17 @@ struct TypedField {
     filled: u64,
 }
 
+impl TypedField {
+    /// Marks the field as given its value of row image `image`; a second value for the same
+    /// image (the column `name`, at `at`) is a fault.
+    fn fill(&mut self, image: u64, name: &str, at: usize) -> FaultResult<()> {
+        if std::mem::replace(&mut self.filled, image) == image {
+            return Err(Fault::new(at, format!("column {name} appears twice in one row")));
+        }
+        Ok(())
+    }
+}
+
 pub struct TypedLayout {
     table: TableName,
     fields: Vec<TypedField>,
@@ -617,9 +628,7 @@ impl RowSink for TypedLayout {
             return Ok(());
         };
         let f = &mut self.fields[field];
-        if std::mem::replace(&mut f.filled, self.images) == self.images {
-            return Err(Fault::new(at, format!("column {name} appears twice in one row")));
-        }
+        f.fill(self.images, name, at)?;
         let sink = if self.old_image { &mut f.before } else { &mut f.row };
         let value = std::iter::once((value, at));
         append_values(&f.spec, sink, value, name, self.zone, &mut self.stats, &mut self.scratch)
@@ -647,10 +656,7 @@ impl RowSink for TypedLayout {
         let image = self.images;
         for (j, (&field, &name)) in block.fields.iter().zip(block.names).enumerate() {
             let Some(f) = field.map(|field| &mut self.fields[field]) else { continue };
-            if std::mem::replace(&mut f.filled, image) == image {
-                let at = block.column(j).next().map_or(0, |(_, at)| at);
-                return Err(Fault::new(at, format!("column {name} appears twice in one row")));
-            }
+            f.fill(image, name, block.column(j).next().map_or(0, |(_, at)| at))?;
         }
         let (rows, olds) = (block.rows(), block.had_old.iter().filter(|&&old| old).count());
         if olds > 0 {

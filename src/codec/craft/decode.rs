@@ -290,9 +290,10 @@ fn read_block<'a>(
         let images = [(row, &mut block.values)].into_iter().chain(old.map(|old| (old, &mut block.old_values)));
         for (mut group, values) in images {
             let repeated = reader.read_header(&mut group)?;
-            if !repeated && !std::mem::take(&mut first) {
+            if !repeated && !first {
                 return Ok(false);
             }
+            first = false;
             for (d, &len) in reader.described.iter().zip(reader.lengths.iter()) {
                 let at = group.offset();
                 values.push((Value::Null, at));
