@@ -33,7 +33,7 @@ pub struct CanalJsonCodec {
     data_rows: Vec<Range<usize>>,
     old_rows: Vec<Range<usize>>,
     /// The `mysqlType` map's allocation, kept empty between objects (see [`recycle`]).
-    types: Vec<DeclaredColumn<'static>>,
+    types: Vec<MySqlTypeEntry<'static>>,
     mysql_types: RepeatedTypes,
     sql_types: SqlTypes,
     hints: TypeHints,
@@ -99,16 +99,16 @@ impl HeaderKey {
 
 /// A `mysqlType` entry: the column's name and type, and how its values are written.
 #[derive(Debug, Clone)]
-struct DeclaredColumn<'a> {
+struct MySqlTypeEntry<'a> {
     name: Text<'a>,
     ty: ColumnType<'a>,
     form: ValueForm,
 }
 
-impl<'a> DeclaredColumn<'a> {
+impl<'a> MySqlTypeEntry<'a> {
     fn new(name: Text<'a>, ty: ColumnType<'a>) -> Self {
         let form = if ty.binary { ValueForm::Latin1 } else { ValueForm::Text };
-        DeclaredColumn { name, ty, form }
+        MySqlTypeEntry { name, ty, form }
     }
 }
 
@@ -223,7 +223,7 @@ impl Hint {
         }
     }
 
-    fn apply(self, column: &mut DeclaredColumn<'_>) {
+    fn apply(self, column: &mut MySqlTypeEntry<'_>) {
         match self {
             Hint::SignUnknown => column.ty.unsigned = true,
             Hint::RawText => column.form = ValueForm::RawText,
@@ -253,7 +253,7 @@ struct RepeatedTypes {
 
 impl RepeatedTypes {
     /// Reads the types from the cache when the message repeats the remembered object.
-    fn read<'a>(&self, cur: &mut JsonCursor<'a>, types: &mut Vec<DeclaredColumn<'a>>) -> bool {
+    fn read<'a>(&self, cur: &mut JsonCursor<'a>, types: &mut Vec<MySqlTypeEntry<'a>>) -> bool {
         match self.skip(cur) {
             Some(at) => {
                 self.declared(cur, at, types);
@@ -269,7 +269,7 @@ impl RepeatedTypes {
     }
 
     /// The declared columns of the remembered object, repeated by the message at `at`.
-    fn declared<'a>(&self, cur: &JsonCursor<'a>, at: usize, types: &mut Vec<DeclaredColumn<'a>>) {
+    fn declared<'a>(&self, cur: &JsonCursor<'a>, at: usize, types: &mut Vec<MySqlTypeEntry<'a>>) {
         types.extend(self.entries.iter().map(|(name, text, ty)| {
             let text = cur.slice(at + text.start..at + text.end);
             let ty = ColumnType {
@@ -279,12 +279,12 @@ impl RepeatedTypes {
                 text: Some(Cow::Borrowed(text)),
                 flags: ty.flags,
             };
-            DeclaredColumn::new(Cow::Borrowed(cur.slice(at + name.start..at + name.end)), ty)
+            MySqlTypeEntry::new(Cow::Borrowed(cur.slice(at + name.start..at + name.end)), ty)
         }));
     }
 
     /// Reads the object into `types` and remembers it.
-    fn read_afresh<'a>(&mut self, cur: &mut JsonCursor<'a>, types: &mut Vec<DeclaredColumn<'a>>) -> FaultResult<()> {
+    fn read_afresh<'a>(&mut self, cur: &mut JsonCursor<'a>, types: &mut Vec<MySqlTypeEntry<'a>>) -> FaultResult<()> {
         let at = cur.offset();
         read_types(cur, types)?;
         self.remember(cur, at, types);
@@ -292,7 +292,7 @@ impl RepeatedTypes {
     }
 
     /// Remembers the object `cur` has just read, from `at`, into `types`.
-    fn remember(&mut self, cur: &JsonCursor<'_>, at: usize, types: &[DeclaredColumn<'_>]) {
+    fn remember(&mut self, cur: &JsonCursor<'_>, at: usize, types: &[MySqlTypeEntry<'_>]) {
         self.text.clear();
         self.entries.clear();
         self.generation += 1;
@@ -301,7 +301,7 @@ impl RepeatedTypes {
             let from = (s.as_ptr() as usize).wrapping_sub(object.as_ptr() as usize);
             (from.saturating_add(s.len()) <= object.len()).then_some(from..from + s.len())
         };
-        for DeclaredColumn { name, ty, .. } in types {
+        for MySqlTypeEntry { name, ty, .. } in types {
             let (Cow::Borrowed(name), Some(Cow::Borrowed(text))) = (name, &ty.text) else { break };
             let (Some(name), Some(text)) = (offset_of(name), offset_of(text)) else { break };
             self.entries.push((name, text, ColumnType { text: None, ..ty.clone() }));
@@ -318,7 +318,7 @@ impl RepeatedTypes {
 /// borrow from each message, so the codec cannot keep them; it keeps their storage instead of
 /// allocating it per message. (Collecting an empty `into_iter` in place reuses the buffer.)
 #[allow(clippy::unnecessary_filter_map)] // `filter` would keep the lifetime; this changes it
-fn recycle<'b>(mut v: Vec<DeclaredColumn<'_>>) -> Vec<DeclaredColumn<'b>> {
+fn recycle<'b>(mut v: Vec<MySqlTypeEntry<'_>>) -> Vec<MySqlTypeEntry<'b>> {
     v.clear();
     v.into_iter().filter_map(|_| None).collect()
 }
@@ -335,7 +335,7 @@ struct TypesSeen {
 
 impl TypesSeen {
     /// Whether `types` are final: `mysqlType` read, and `sqlType` too where it could change them.
-    fn types_final(&self, types: &[DeclaredColumn<'_>]) -> bool {
+    fn types_final(&self, types: &[MySqlTypeEntry<'_>]) -> bool {
         self.types && (self.codes || !types.iter().any(|d| Hint::possible(&d.ty)))
     }
 }
@@ -434,7 +434,7 @@ struct PlannedColumn {
 }
 
 impl DirectPlan {
-    fn rebuild(&mut self, types: &[DeclaredColumn<'_>], hints_possible: bool, rows: &dyn RowSink) {
+    fn rebuild(&mut self, types: &[MySqlTypeEntry<'_>], hints_possible: bool, rows: &dyn RowSink) {
         self.columns.clear();
         self.names.clear();
         for d in types {
@@ -466,7 +466,7 @@ impl CanalJsonCodec {
     fn decode_object_with<'a>(
         &mut self,
         cur: &mut JsonCursor<'a>,
-        types: &mut Vec<DeclaredColumn<'a>>,
+        types: &mut Vec<MySqlTypeEntry<'a>>,
         out: &mut MessageEvents<'a>,
     ) -> FaultResult<()> {
         let object_at = cur.offset();
@@ -534,7 +534,7 @@ impl CanalJsonCodec {
     fn put_object<'a>(
         &mut self,
         cur: &mut JsonCursor<'a>,
-        types: &mut Vec<DeclaredColumn<'a>>,
+        types: &mut Vec<MySqlTypeEntry<'a>>,
         out: &mut MessageEvents<'a>,
         rows: &mut dyn RowSink,
     ) -> FaultResult<bool> {
@@ -632,7 +632,7 @@ impl CanalJsonCodec {
     fn plan<'a>(
         &mut self,
         cur: &JsonCursor<'a>,
-        types: &mut Vec<DeclaredColumn<'a>>,
+        types: &mut Vec<MySqlTypeEntry<'a>>,
         seen: &TypesSeen,
         rows: &dyn RowSink,
     ) {
@@ -698,7 +698,7 @@ impl CanalJsonCodec {
         &mut self,
         mysql_type: bool,
         cur: &mut JsonCursor<'a>,
-        types: &mut Vec<DeclaredColumn<'a>>,
+        types: &mut Vec<MySqlTypeEntry<'a>>,
         seen: &mut TypesSeen,
     ) -> FaultResult<()> {
         if mysql_type {
@@ -717,7 +717,7 @@ impl CanalJsonCodec {
     }
 
     /// Applies the `sqlType` hints to the types just read (see [`SqlTypes`]).
-    fn apply_hints(&mut self, types: &mut [DeclaredColumn<'_>]) {
+    fn apply_hints(&mut self, types: &mut [MySqlTypeEntry<'_>]) {
         let generations = (self.mysql_types.generation, self.sql_types.generation);
         if self.hints.generations != generations {
             self.hints.generations = generations;
@@ -804,7 +804,7 @@ fn read_key_names<'a>(cur: &mut JsonCursor<'a>, out: &mut MessageEvents<'a>) -> 
     Ok(start..out.keys.len())
 }
 
-fn read_types<'a>(cur: &mut JsonCursor<'a>, types: &mut Vec<DeclaredColumn<'a>>) -> FaultResult<()> {
+fn read_types<'a>(cur: &mut JsonCursor<'a>, types: &mut Vec<MySqlTypeEntry<'a>>) -> FaultResult<()> {
     if cur.null()? {
         return Ok(());
     }
@@ -812,7 +812,7 @@ fn read_types<'a>(cur: &mut JsonCursor<'a>, types: &mut Vec<DeclaredColumn<'a>>)
     let mut first = true;
     while let Some(name) = cur.next_key(&mut first)? {
         let text = cur.string()?;
-        types.push(DeclaredColumn::new(name, column_type(text)));
+        types.push(MySqlTypeEntry::new(name, column_type(text)));
     }
     Ok(())
 }
@@ -837,7 +837,7 @@ fn column_type(text: Text<'_>) -> ColumnType<'_> {
 /// Returns whether an array was read.
 fn read_rows<'a>(
     cur: &mut JsonCursor<'a>,
-    types: &[DeclaredColumn<'a>],
+    types: &[MySqlTypeEntry<'a>],
     keys: &mut KeyOrder<Option<usize>>,
     out: &mut MessageEvents<'a>,
     rows: &mut Vec<Range<usize>>,
@@ -886,14 +886,14 @@ fn read_rows<'a>(
 /// The type of every column of a message that carries no `mysqlType` at all. TiCDC and Canal
 /// always write one (and a column missing from it fails the message, as in Go); Flink's and
 /// Flink CDC's Canal-JSON writers never do, and their values are read as text.
-static UNTYPED: DeclaredColumn<'static> = DeclaredColumn {
+static UNTYPED: MySqlTypeEntry<'static> = MySqlTypeEntry {
     name: Cow::Borrowed(""),
     ty: ColumnType { base: MySqlType::Unknown, unsigned: false, binary: false, text: None, flags: None },
     form: ValueForm::Text,
 };
 
 /// The `mysqlType` position of the column `name` (see [`position_named`]).
-fn lookup_type(types: &[DeclaredColumn<'_>], name: &str, position: usize) -> Option<usize> {
+fn lookup_type(types: &[MySqlTypeEntry<'_>], name: &str, position: usize) -> Option<usize> {
     position_named(types, position, |d| same_name(d.name.as_bytes(), name))
 }
 
@@ -991,8 +991,8 @@ mod tests {
 
     #[test]
     fn recycled_types_keep_their_allocation() {
-        let mut v: Vec<DeclaredColumn<'_>> = Vec::with_capacity(12);
-        v.push(DeclaredColumn::new(Cow::Borrowed("id"), ColumnType::new(MySqlType::Int)));
+        let mut v: Vec<MySqlTypeEntry<'_>> = Vec::with_capacity(12);
+        v.push(MySqlTypeEntry::new(Cow::Borrowed("id"), ColumnType::new(MySqlType::Int)));
         assert_eq!(recycle(v).capacity(), 12);
     }
 

@@ -19,7 +19,7 @@ use crate::event::{
     Text, Value,
 };
 use crate::input::Compression;
-use crate::json::JsonCursor;
+use crate::json::{JsonCursor, KeyOrder};
 use crate::schema::mysql::MySqlType;
 
 /// Go's `base64.StdEncoding`: padded, and lenient about the unused bits of the last symbol.
@@ -33,12 +33,19 @@ const GO_BASE64: GeneralPurpose = GeneralPurpose::new(
 pub struct OpenCodec {
     compression: Compression,
     headers: ColumnHeaders,
+    /// The members of key items as the last one wrote them.
+    key_members: KeyOrder<KeyMember>,
     plan: FieldPlan,
 }
 
 impl OpenCodec {
     pub fn new(compression: Compression) -> Self {
-        OpenCodec { compression, headers: ColumnHeaders::default(), plan: FieldPlan::default() }
+        OpenCodec {
+            compression,
+            headers: ColumnHeaders::default(),
+            key_members: KeyOrder::default(),
+            plan: FieldPlan::default(),
+        }
     }
 }
 
@@ -148,21 +155,52 @@ struct KeyItem<'a> {
     claim_check: Option<Text<'a>>,
 }
 
-fn read_key(json: &[u8]) -> FaultResult<KeyItem<'_>> {
+/// The members of a key item the codec reads.
+#[derive(Clone, Copy)]
+enum KeyMember {
+    Ts,
+    Schema,
+    Table,
+    Partition,
+    Kind,
+    HandleKeyOnly,
+    ClaimCheck,
+    /// `rid`: deprecated, ignored by TiCDC's decoders too; and anything unknown.
+    Other,
+}
+
+impl KeyMember {
+    fn of(name: &str) -> KeyMember {
+        match name {
+            "ts" => KeyMember::Ts,
+            "scm" => KeyMember::Schema,
+            "tbl" => KeyMember::Table,
+            "ptn" => KeyMember::Partition,
+            "t" => KeyMember::Kind,
+            "ohk" => KeyMember::HandleKeyOnly,
+            "ccl" => KeyMember::ClaimCheck,
+            _ => KeyMember::Other,
+        }
+    }
+}
+
+/// Reads a key item, its members matched against those the last key item wrote (`members`).
+fn read_key<'a>(json: &'a [u8], members: &mut KeyOrder<KeyMember>) -> FaultResult<KeyItem<'a>> {
     let mut cur = JsonCursor::new(json)?;
     let mut k = KeyItem::default();
     cur.begin_object()?;
-    let mut first = true;
-    while let Some(name) = cur.next_key(&mut first)? {
-        match name.as_ref() {
-            "ts" => k.ts = cur.u64()?,
-            "scm" => k.schema = nonempty(nullable_string(&mut cur)?),
-            "tbl" => k.table = nonempty(nullable_string(&mut cur)?),
-            "ptn" => k.partition = if cur.null()? { None } else { Some(cur.i64()?) },
-            "t" => k.kind = Some(cur.u64()?),
-            "ohk" => k.handle_key_only = !cur.null()? && cur.bool()?,
-            "ccl" => k.claim_check = nonempty(nullable_string(&mut cur)?),
-            _ => cur.skip_value()?, // rid: deprecated, ignored by TiCDC's decoders too
+    let mut nth = 0;
+    while let Some(member) = members.next(&mut cur, nth, KeyMember::of)? {
+        nth += 1;
+        match member {
+            KeyMember::Ts => k.ts = cur.u64()?,
+            KeyMember::Schema => k.schema = nonempty(nullable_string(&mut cur)?),
+            KeyMember::Table => k.table = nonempty(nullable_string(&mut cur)?),
+            KeyMember::Partition => k.partition = if cur.null()? { None } else { Some(cur.i64()?) },
+            KeyMember::Kind => k.kind = Some(cur.u64()?),
+            KeyMember::HandleKeyOnly => k.handle_key_only = !cur.null()? && cur.bool()?,
+            KeyMember::ClaimCheck => k.claim_check = nonempty(nullable_string(&mut cur)?),
+            KeyMember::Other => cur.skip_value()?,
         }
     }
     if !cur.at_end() {
@@ -205,7 +243,7 @@ impl OpenCodec {
         (value_at, item): (usize, &'a [u8]),
         out: &mut MessageEvents<'a>,
     ) -> FaultResult<()> {
-        let key = read_key(key_json).map_err(at_base(key_at, "key"))?;
+        let key = read_key(key_json, &mut self.key_members).map_err(at_base(key_at, "key"))?;
         let kind = key.kind.ok_or_else(|| Fault::new(key_at, "key item without a message type \"t\" (in the key)"))?;
         match kind {
             TYPE_RESOLVED => {
@@ -371,7 +409,7 @@ impl OpenCodec {
     ) -> FaultResult<bool> {
         let mut pairs = Pairs::new(key, value)?;
         while let Some(((_, key_json), (value_at, item))) = pairs.next()? {
-            let key = read_key(key_json)?;
+            let key = read_key(key_json, &mut self.key_members)?;
             if key.kind != Some(TYPE_ROW) || key.handle_key_only || key.claim_check.is_some() {
                 return Ok(false);
             }
@@ -992,6 +1030,40 @@ mod tests {
         let mut out = MessageEvents::default();
         OpenCodec::new(Compression::None).decode(Some(&key), &value, &mut out).unwrap();
         assert!(out.columns.iter().filter(|c| c.name == "b").all(|c| c.ty.binary), "{:?}", out.columns);
+    }
+
+    #[test]
+    fn learnt_key_items_read_as_a_fresh_codec_reads_them() {
+        let item = r#"{"u":{"a":{"t":3,"h":true,"f":11,"v":1}}}"#;
+        let keys = [
+            r#"{"ts":1,"scm":"s","tbl":"t","t":1}"#,
+            r#"{"ts":2,"scm":"s","tbl":"t","t":1}"#,
+            // Members moved, added, dropped, escaped and spaced otherwise.
+            r#"{"scm":"s","ts":3,"tbl":"t","t":1}"#,
+            r#"{"ts":4,"scm":"s","tbl":"t","ptn":7,"t":1}"#,
+            r#"{"ts":5,"scm":"s","tbl":"t","rid":9,"t":1}"#,
+            r#"{"ts":6,"sc\u006d":"s2","tbl":"t","t":1}"#,
+            r#"{ "ts" : 7, "scm":"s","tbl":"t","t":1}"#,
+            r#"{"ts":8,"scm":"s","tbl":"t","t":1,"ohk":true}"#,
+            r#"{"ts":9,"scm":"s","tbl":"t","t":1,"ccl":"file"}"#,
+            r#"{"ts":10,"scm":"s","tbl":"t","t":1,"t":2}"#,
+            r#"{"ts":11,"scm":"s","tbl":"t"}"#,
+            r#"{"ts":"12","scm":"s","tbl":"t","t":1}"#,
+            r#"{"ts":13,"scm":"s","tbl":"t","t":1}"#,
+        ];
+        let message = |key_item: &str| {
+            let mut key = BATCH_VERSION.to_be_bytes().to_vec();
+            key.extend_from_slice(&(key_item.len() as u64).to_be_bytes());
+            key.extend_from_slice(key_item.as_bytes());
+            let mut value = (item.len() as u64).to_be_bytes().to_vec();
+            value.extend_from_slice(item.as_bytes());
+            (key, value)
+        };
+        let mut shared = OpenCodec::new(Compression::None);
+        for key_item in keys {
+            let m = message(key_item);
+            assert_eq!(decoded(&mut shared, &m), decoded(&mut OpenCodec::new(Compression::None), &m), "{key_item}");
+        }
     }
 
     const TEXT_NOT_UTF8: &str = r#"{"u":{"a":{"t":3,"h":true,"f":11,"v":1},"b":{"t":252,"f":0,"v":"c6RyaW5nMQ=="}}}"#;
