@@ -24,7 +24,7 @@ use base64::Engine;
 
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{same_name, ColumnType, Event, EventKind, MessageEvents, RowSink, Text, Value};
+use crate::event::{recycle, same_name, ColumnType, Event, EventKind, MessageEvents, RowSink, Text, Value};
 use crate::json::{JsonCursor, KeyOrder};
 use crate::schema::mysql::MySqlType;
 
@@ -312,15 +312,6 @@ impl RepeatedTypes {
             self.entries.clear();
         }
     }
-}
-
-/// An empty vector of another lifetime over the same allocation. The entries of `mysqlType`
-/// borrow from each message, so the codec cannot keep them; it keeps their storage instead of
-/// allocating it per message. (Collecting an empty `into_iter` in place reuses the buffer.)
-#[allow(clippy::unnecessary_filter_map)] // `filter` would keep the lifetime; this changes it
-fn recycle<'b>(mut v: Vec<MySqlTypeEntry<'_>>) -> Vec<MySqlTypeEntry<'b>> {
-    v.clear();
-    v.into_iter().filter_map(|_| None).collect()
 }
 
 /// Which of the type objects an object has shown so far.
@@ -993,7 +984,8 @@ mod tests {
     fn recycled_types_keep_their_allocation() {
         let mut v: Vec<MySqlTypeEntry<'_>> = Vec::with_capacity(12);
         v.push(MySqlTypeEntry::new(Cow::Borrowed("id"), ColumnType::new(MySqlType::Int)));
-        assert_eq!(recycle(v).capacity(), 12);
+        let recycled: Vec<MySqlTypeEntry<'_>> = recycle(v);
+        assert_eq!(recycled.capacity(), 12);
     }
 
     fn message(types: &str, data: &str) -> String {

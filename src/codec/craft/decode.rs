@@ -12,7 +12,7 @@ use super::{
 };
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{flag, ColumnType, Event, EventKind, MessageEvents, RowColumns, RowSink, Value};
+use crate::event::{flag, recycle, ColumnType, Event, EventKind, MessageEvents, RowColumns, RowSink, Value};
 use crate::schema::mysql::MySqlType;
 
 #[derive(Default)]
@@ -338,14 +338,6 @@ fn group_sizes<'s>(tables: &[Range<usize>], sizes: &'s [i64], i: usize, tables_s
         .get(FIRST_GROUP_TABLE + i)
         .map(|r| &sizes[r.clone()])
         .ok_or_else(|| Fault::new(tables_start, format!("no column-group size table for row event {i}")))
-}
-
-/// The allocation of `v`, emptied, for items borrowing from another message: an empty vector
-/// collected in place keeps its buffer when both item types have one layout (they differ only
-/// in their lifetimes).
-#[allow(clippy::unnecessary_filter_map)] // `filter` cannot change the lifetime
-fn recycle<T, U>(v: Vec<T>) -> Vec<U> {
-    v.into_iter().filter_map(|_| None).collect()
 }
 
 /// Where the regions between the version and the size tables are, as the meta and body size

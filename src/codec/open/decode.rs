@@ -957,17 +957,27 @@ fn complete_old_row(columns: &mut Vec<Column<'_>>, new: &Range<usize>, old: &Ran
 mod tests {
     use super::*;
 
-    /// A message of one row event per value item, framed as TiCDC frames a batch.
-    fn message(items: &[&str]) -> (Vec<u8>, Vec<u8>) {
+    /// A message of these (key item, value item) pairs, framed as TiCDC frames a batch.
+    fn framed<'i, K: AsRef<str>>(pairs: impl IntoIterator<Item = (K, &'i str)>) -> (Vec<u8>, Vec<u8>) {
         let (mut key, mut value) = (BATCH_VERSION.to_be_bytes().to_vec(), Vec::new());
-        for (i, item) in items.iter().enumerate() {
-            let key_item = format!(r#"{{"ts":{},"scm":"s","tbl":"t","t":1}}"#, i + 1);
+        for (key_item, item) in pairs {
+            let key_item = key_item.as_ref();
             key.extend_from_slice(&(key_item.len() as u64).to_be_bytes());
             key.extend_from_slice(key_item.as_bytes());
             value.extend_from_slice(&(item.len() as u64).to_be_bytes());
             value.extend_from_slice(item.as_bytes());
         }
         (key, value)
+    }
+
+    /// A message of one row event per value item.
+    fn message(items: &[&str]) -> (Vec<u8>, Vec<u8>) {
+        framed(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, &item)| (format!(r#"{{"ts":{},"scm":"s","tbl":"t","t":1}}"#, i + 1), item)),
+        )
     }
 
     fn decoded(codec: &mut OpenCodec, (key, value): &(Vec<u8>, Vec<u8>)) -> String {
@@ -1051,17 +1061,9 @@ mod tests {
             r#"{"ts":"12","scm":"s","tbl":"t","t":1}"#,
             r#"{"ts":13,"scm":"s","tbl":"t","t":1}"#,
         ];
-        let message = |key_item: &str| {
-            let mut key = BATCH_VERSION.to_be_bytes().to_vec();
-            key.extend_from_slice(&(key_item.len() as u64).to_be_bytes());
-            key.extend_from_slice(key_item.as_bytes());
-            let mut value = (item.len() as u64).to_be_bytes().to_vec();
-            value.extend_from_slice(item.as_bytes());
-            (key, value)
-        };
         let mut shared = OpenCodec::new(Compression::None);
         for key_item in keys {
-            let m = message(key_item);
+            let m = framed([(key_item, item)]);
             assert_eq!(decoded(&mut shared, &m), decoded(&mut OpenCodec::new(Compression::None), &m), "{key_item}");
         }
     }
