@@ -951,6 +951,11 @@ fn read_tidb<'a>(cur: &mut JsonCursor<'a>, h: &mut Header<'a>) -> FaultResult<()
     }
     cur.begin_object()?;
     let mut first = true;
+    // TiCDC writes `{"commitTs":…}`: its key is matched as bytes, not read and compared.
+    if cur.skip_if_next(b"\"commitTs\":") {
+        h.commit_ts = Some(cur.u64()?);
+        first = false;
+    }
     while let Some(key) = cur.next_key(&mut first)? {
         match key.as_ref() {
             "commitTs" => h.commit_ts = Some(cur.u64()?),
