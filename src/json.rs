@@ -352,9 +352,11 @@ impl<'a> JsonCursor<'a> {
     fn unicode_escape(&self, at: usize) -> FaultResult<(char, usize)> {
         let hex4 = |p: usize| -> FaultResult<u32> {
             let h = self.bytes().get(p..p + 4).ok_or_else(|| Fault::new(p, "truncated \\u escape"))?;
-            h.iter()
-                .try_fold(0u32, |code, &c| Some(code << 4 | (c as char).to_digit(16)?))
-                .ok_or_else(|| Fault::new(p, "invalid \\u escape"))
+            let digits = [h[0], h[1], h[2], h[3]].map(hex_value);
+            if digits.iter().any(|&d| d > 0xf) {
+                return Err(Fault::new(p, "invalid \\u escape"));
+            }
+            Ok(digits.iter().fold(0, |code, &d| code << 4 | u32::from(d)))
         };
         let hi = hex4(at)?;
         if (0xD800..0xDC00).contains(&hi) && self.bytes().get(at + 4..at + 6) == Some(b"\\u") {
@@ -653,13 +655,28 @@ const SHORT_ESCAPES: [u8; 256] = {
     table
 };
 
-/// The value of an ASCII hex digit.
-fn hex_value(digit: u8) -> u8 {
-    match digit {
-        b'0'..=b'9' => digit - b'0',
-        _ => (digit | 0x20) - b'a' + 10,
-    }
+/// The value of a hex digit, or 0xFF for any other byte. Looked up in a table, as
+/// [`short_escape`] is: `\u` escapes come every few bytes in escaped text.
+#[inline(always)]
+fn hex_value(byte: u8) -> u8 {
+    HEX_VALUES[byte as usize]
 }
+
+const HEX_VALUES: [u8; 256] = {
+    let mut table = [0xff; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        table[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
 
 /// The high bit of each byte of a word: set for the bytes of a non-ASCII character.
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
