@@ -750,6 +750,11 @@ mod tests {
         assert!(JsonCursor::new(b"\"ab\\n12345678901234567890").unwrap().string().is_err());
         assert!(JsonCursor::new(b"\"ab\\").unwrap().string().is_err());
         assert!(JsonCursor::new(b"\"ab\\q\"").unwrap().string().is_err());
+        assert_eq!(JsonCursor::new(br#""\u00C9\u00c9\uD83D\uDE00""#).unwrap().string().unwrap(), "ÉÉ😀");
+        for bad in [&br#""\u12g4""#[..], br#""\u00e""#, br#""\u/000""#, br#""\u:000""#, br#""\u@000""#, br#""\uG000""#]
+        {
+            assert!(JsonCursor::new(bad).unwrap().string().is_err(), "{}", String::from_utf8_lossy(bad));
+        }
     }
 
     /// `latin1_string` against a model: the string read as text, then each character's code
