@@ -601,15 +601,9 @@ fn quote_or_escape(b: &[u8]) -> Option<usize> {
 /// and TSOs run to 13 and 18 digits.
 #[inline(always)]
 fn leading_digits(b: &[u8]) -> usize {
-    const ZEROS: u64 = u64::from_le_bytes([b'0'; 8]);
-    const SIXES: u64 = u64::from_le_bytes([6; 8]);
-    const HIGH_NIBBLES: u64 = u64::from_le_bytes([0xf0; 8]);
     let mut n = 0;
     while let Some(word) = b.get(n..n + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
-        // A digit XORed with '0' is 0..=9: its high nibble is clear, and stays so when 6 is
-        // added. A carry out of a byte flags only bytes above the first flagged one.
-        let x = u64::from_le_bytes(word) ^ ZEROS;
-        let other = (x | x.wrapping_add(SIXES)) & HIGH_NIBBLES;
+        let other = non_digits(u64::from_le_bytes(word));
         if other != 0 {
             return n + (other.trailing_zeros() / 8) as usize;
         }
@@ -618,11 +612,24 @@ fn leading_digits(b: &[u8]) -> usize {
     n
 }
 
+/// The high nibble of each byte of `word` (read little-endian) that is not an ASCII digit. Only
+/// the lowest flag is exact: false flags appear only above a true one.
+#[inline(always)]
+fn non_digits(word: u64) -> u64 {
+    const ZEROS: u64 = u64::from_le_bytes([b'0'; 8]);
+    const SIXES: u64 = u64::from_le_bytes([6; 8]);
+    const HIGH_NIBBLES: u64 = u64::from_le_bytes([0xf0; 8]);
+    // A digit XORed with '0' is 0..=9: its high nibble is clear, and stays so when 6 is added.
+    // A carry out of a byte flags only bytes above the first flagged one.
+    let x = word ^ ZEROS;
+    (x | x.wrapping_add(SIXES)) & HIGH_NIBBLES
+}
+
 /// The number eight ASCII digits write, or None when `b` is not eight digits.
 #[inline(always)]
 fn eight_digits(b: &[u8]) -> Option<u64> {
     let word = u64::from_le_bytes(b.try_into().ok()?);
-    if leading_digits(&word.to_le_bytes()) < 8 {
+    if non_digits(word) != 0 {
         return None;
     }
     // Pairs of digits, then of pairs, then of quadruples, each multiplied into place at once
