@@ -231,6 +231,28 @@ impl<'a> JsonCursor<'a> {
         }
     }
 
+    /// A string read by `read`, for a reader that undoes its escapes together with an encoding
+    /// of its own (Open's Go-quoted bytes). `read` gets the bytes after the opening quote and
+    /// returns what it made of them with how many it read, the closing quote included; None
+    /// (or a count that does not end on a character) leaves the cursor at the string. It may
+    /// take its buffers from the spare ones.
+    #[inline]
+    pub fn string_with<T>(
+        &mut self,
+        read: impl FnOnce(&'a [u8], &mut SpareBuffers) -> Option<(T, usize)>,
+    ) -> FaultResult<Option<T>> {
+        if self.peek() != Some(b'"') {
+            return Err(self.fault("expected a string"));
+        }
+        let start = self.pos + 1;
+        let read = read(&self.bytes()[start..], &mut self.spare);
+        let read = read.filter(|&(_, used)| self.src.is_char_boundary(start + used));
+        Ok(read.map(|(value, used)| {
+            self.pos = start + used;
+            value
+        }))
+    }
+
     /// Decodes a string with escapes; `first_escape` is the offset of its first backslash.
     /// Escaped strings (JSON documents, binary values as ISO-8859-1, text with line breaks)
     /// escape every few bytes, so the plain bytes between escapes are copied a word at a time
@@ -665,7 +687,7 @@ const SHORT_ESCAPES: [u8; 256] = {
 /// The value of a hex digit, or 0xFF for any other byte. Looked up in a table, as
 /// [`short_escape`] is: `\u` escapes come every few bytes in escaped text.
 #[inline(always)]
-fn hex_value(byte: u8) -> u8 {
+pub(crate) fn hex_value(byte: u8) -> u8 {
     HEX_VALUES[byte as usize]
 }
 

@@ -12,6 +12,7 @@ use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use base64::Engine;
 
 use super::{gotext, read_u64, BATCH_VERSION, TYPE_DDL, TYPE_RESOLVED, TYPE_ROW};
+use crate::canonical_base64;
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
 use crate::event::{
@@ -795,48 +796,12 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResul
             cur.null()?;
             Ok(Value::Null)
         }
-        Some(b'"') => {
-            let text = cur.string()?;
-            match ty {
-                Char | VarChar if binary => {
-                    let unquoted = match gotext::go_unquote(&text, cur.spare()) {
-                        Ok(Cow::Borrowed(_)) => None,
-                        Ok(Cow::Owned(bytes)) => Some(bytes),
-                        Err((i, why)) => return Err(Fault::new(at + 1 + i, why)),
-                    };
-                    Ok(Value::Bytes(match (text, unquoted) {
-                        // No Go escapes: the bytes are the text's own.
-                        (text, None) => text_bytes(text),
-                        (text, Some(bytes)) => {
-                            if let Cow::Owned(text) = text {
-                                cur.spare().give(text.into_bytes());
-                            }
-                            Cow::Owned(bytes)
-                        }
-                    }))
-                }
-                TinyText | Text | MediumText | LongText => {
-                    let mut bytes = cur.spare().take(text.len() / 4 * 3 + 3);
-                    GO_BASE64
-                        .decode_vec(text.as_bytes(), &mut bytes)
-                        .map_err(|e| Fault::new(at, format!("blob/text value is not base64: {e}")))?;
-                    if let Cow::Owned(text) = text {
-                        cur.spare().give(text.into_bytes());
-                    }
-                    // Go reads every BLOB/TEXT code as bytes. Before v4.0.5 no flags told the
-                    // two apart: bytes that are not UTF-8 are a BLOB's (see `column_type`).
-                    if binary {
-                        return Ok(Value::Bytes(Cow::Owned(bytes)));
-                    }
-                    Ok(crate::utf8::into_string(bytes)
-                        .map_or_else(|bytes| Value::Bytes(Cow::Owned(bytes)), |text| Value::Text(Cow::Owned(text))))
-                }
-                // Opaque to TiCDC: its bytes are the text's, as a BINARY column's.
-                Geometry => Ok(Value::Bytes(text_bytes(text))),
-                // Legacy producers also put strings in numeric columns; Go passes them through.
-                _ => Ok(Value::Text(text)),
-            }
-        }
+        // A binary string's Go quoting and JSON escapes undone in one pass where it can be.
+        Some(b'"') if matches!(ty, Char | VarChar) && binary => match cur.string_with(gotext::go_unquote_json)? {
+            Some(bytes) => Ok(Value::Bytes(bytes)),
+            None => read_string_value(cur, ty, binary, at),
+        },
+        Some(b'"') => read_string_value(cur, ty, binary, at),
         Some(b'-' | b'0'..=b'9') if ty.is_integer() && flags & flag::UNSIGNED != 0 => cur.u64().map(Value::UInt),
         Some(b'-' | b'0'..=b'9') if ty.is_integer() => cur.i64().map(Value::Int),
         Some(b'-' | b'0'..=b'9') => {
@@ -866,6 +831,53 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResul
         }
         Some(_) => Err(cur.fault("column value must be a string, a number or null")),
         None => Err(cur.fault("unexpected end of the value item")),
+    }
+}
+
+/// A `v` that is a string, typed by its column's code and binary flag.
+fn read_string_value<'b>(cur: &mut JsonCursor<'b>, ty: MySqlType, binary: bool, at: usize) -> FaultResult<Value<'b>> {
+    use MySqlType::*;
+    let text = cur.string()?;
+    match ty {
+        Char | VarChar if binary => {
+            let unquoted = match gotext::go_unquote(&text, cur.spare()) {
+                Ok(Cow::Borrowed(_)) => None,
+                Ok(Cow::Owned(bytes)) => Some(bytes),
+                Err((i, why)) => return Err(Fault::new(at + 1 + i, why)),
+            };
+            Ok(Value::Bytes(match (text, unquoted) {
+                // No Go escapes: the bytes are the text's own.
+                (text, None) => text_bytes(text),
+                (text, Some(bytes)) => {
+                    if let Cow::Owned(text) = text {
+                        cur.spare().give(text.into_bytes());
+                    }
+                    Cow::Owned(bytes)
+                }
+            }))
+        }
+        TinyText | Text | MediumText | LongText => {
+            let mut bytes = cur.spare().take(text.len() / 4 * 3 + 3);
+            if !canonical_base64::decode_into(text.as_bytes(), &mut bytes) {
+                GO_BASE64
+                    .decode_vec(text.as_bytes(), &mut bytes)
+                    .map_err(|e| Fault::new(at, format!("blob/text value is not base64: {e}")))?;
+            }
+            if let Cow::Owned(text) = text {
+                cur.spare().give(text.into_bytes());
+            }
+            // Go reads every BLOB/TEXT code as bytes. Before v4.0.5 no flags told the
+            // two apart: bytes that are not UTF-8 are a BLOB's (see `column_type`).
+            if binary {
+                return Ok(Value::Bytes(Cow::Owned(bytes)));
+            }
+            Ok(crate::utf8::into_string(bytes)
+                .map_or_else(|bytes| Value::Bytes(Cow::Owned(bytes)), |text| Value::Text(Cow::Owned(text))))
+        }
+        // Opaque to TiCDC: its bytes are the text's, as a BINARY column's.
+        Geometry => Ok(Value::Bytes(text_bytes(text))),
+        // Legacy producers also put strings in numeric columns; Go passes them through.
+        _ => Ok(Value::Text(text)),
     }
 }
 

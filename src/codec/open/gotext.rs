@@ -7,6 +7,7 @@ use std::io::Write;
 
 use super::printable::is_print;
 use crate::event::SpareBuffers;
+use crate::json::hex_value;
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
@@ -184,14 +185,10 @@ pub fn go_unquote<'s>(s: &'s str, spare: &mut SpareBuffers) -> Result<Cow<'s, [u
             })
         };
         let used = match esc {
-            b'a' => push1(&mut out, 7),
-            b'b' => push1(&mut out, 8),
-            b'f' => push1(&mut out, 0x0C),
-            b'n' => push1(&mut out, b'\n'),
-            b'r' => push1(&mut out, b'\r'),
-            b't' => push1(&mut out, b'\t'),
-            b'v' => push1(&mut out, 0x0B),
-            b'\\' | b'"' => push1(&mut out, esc),
+            b'\\' | b'"' => {
+                out.push(esc);
+                2
+            }
             b'x' => {
                 out.push(hex(i + 2, 2)? as u8);
                 4
@@ -218,16 +215,112 @@ pub fn go_unquote<'s>(s: &'s str, spare: &mut SpareBuffers) -> Result<Cow<'s, [u
                 out.push(v as u8);
                 4
             }
-            _ => return Err((i, "unknown escape in a binary string")),
+            letter => {
+                out.push(control_escape(letter).ok_or((i, "unknown escape in a binary string"))?);
+                2
+            }
         };
         i += used;
     }
     Ok(Cow::Owned(out))
 }
 
-fn push1(out: &mut Vec<u8>, b: u8) -> usize {
-    out.push(b);
-    2
+/// [`go_unquote`] of a JSON string as written (`json`, from past its opening quote), in one
+/// pass: the bytes of a binary value, which Go quoted with `strconv.Quote` and `encoding/json`
+/// then escaped, with the length of the string read (its closing quote included). Quoted text is
+/// printable, so the JSON escapes it holds are `\\` (the backslash of a Go escape), `\"` after
+/// one, and `\u00XX` for `<`, `>` and `&`. None for anything else: the caller then unescapes the
+/// JSON and unquotes the text, the general way that also says what is wrong. Bytes with escapes
+/// are written into a buffer from `spare`.
+pub fn go_unquote_json<'s>(json: &'s [u8], spare: &mut SpareBuffers) -> Option<(Cow<'s, [u8]>, usize)> {
+    let first = json.iter().position(|&c| matches!(c, b'"' | b'\\' | b'\n'))?;
+    if json[first] == b'"' {
+        return Some((Cow::Borrowed(&json[..first]), first + 1));
+    }
+    let mut out = spare.take(json.len().min(256));
+    out.extend_from_slice(&json[..first]);
+    match unquote_json_from(json, first, &mut out) {
+        Some(used) => Some((Cow::Owned(out), used)),
+        None => {
+            spare.give(out);
+            None
+        }
+    }
+}
+
+/// [`go_unquote_json`] from `i`, the first backslash; the length read.
+fn unquote_json_from(json: &[u8], mut i: usize, out: &mut Vec<u8>) -> Option<usize> {
+    let hex = |from: usize, n: usize| -> Option<u32> {
+        let digits = json.get(from..from + n)?;
+        digits.iter().try_fold(0u32, |acc, &d| {
+            let v = hex_value(d);
+            (v < 16).then(|| acc << 4 | u32::from(v))
+        })
+    };
+    loop {
+        match *json.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\n' => return None,
+            b'\\' => {}
+            c => {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+        }
+        match json.get(i + 1)? {
+            // A JSON-escaped character, which Go's text holds as it is.
+            b'u' => {
+                let c = u8::try_from(hex(i + 2, 4)?).ok().filter(|c| c.is_ascii() && !b"\"\\\n".contains(c))?;
+                out.push(c);
+                i += 6;
+                continue;
+            }
+            b'\\' => i += 2,
+            _ => return None,
+        }
+        // A Go escape, its backslash read: its letter, or a JSON-escaped `\` or `"`.
+        i += match *json.get(i)? {
+            b'\\' => {
+                let escaped @ (b'\\' | b'"') = *json.get(i + 1)? else { return None };
+                out.push(escaped);
+                2
+            }
+            b'x' => {
+                out.push(hex(i + 1, 2)? as u8);
+                3
+            }
+            letter @ (b'u' | b'U') => {
+                let n = if letter == b'u' { 4 } else { 8 };
+                let c = char::from_u32(hex(i + 1, n)?)?;
+                out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                1 + n
+            }
+            b'0'..=b'7' => {
+                let octal = |v: u32, &d: &u8| (b'0'..=b'7').contains(&d).then(|| v * 8 + u32::from(d - b'0'));
+                out.push(u8::try_from(json.get(i..i + 3)?.iter().try_fold(0, octal)?).ok()?);
+                3
+            }
+            letter => {
+                out.push(control_escape(letter)?);
+                1
+            }
+        };
+    }
+}
+
+/// The byte of a Go escape made of one letter (`\n`, `\a`, ...).
+fn control_escape(letter: u8) -> Option<u8> {
+    Some(match letter {
+        b'a' => 7,
+        b'b' => 8,
+        b'f' => 0x0C,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        b'v' => 0x0B,
+        _ => return None,
+    })
 }
 
 /// An `encoding/json` float64: shortest round-trip digits, exponent form below 1e-6 and from
@@ -350,6 +443,78 @@ mod tests {
         assert!(go_unquote("\\'", &mut SpareBuffers::default()).is_err());
         assert!(go_unquote("\\x4", &mut SpareBuffers::default()).is_err());
         assert!(go_unquote("\\ud800", &mut SpareBuffers::default()).is_err());
+    }
+
+    /// The JSON string Go's encoder writes of `strconv.Quote(bytes)`, between its quotes.
+    fn quoted_json(bytes: &[u8]) -> Vec<u8> {
+        let mut quoted = String::new();
+        go_quote(bytes, &mut quoted);
+        let mut out = Vec::new();
+        write_json_str_body(&mut out, quoted.as_bytes());
+        out
+    }
+
+    /// The general path: the JSON string unescaped, then unquoted.
+    fn unescaped_then_unquoted(raw: &[u8]) -> Option<Vec<u8>> {
+        let json = [b"\"", raw, b"\""].concat();
+        let mut cur = crate::json::JsonCursor::new(&json).ok()?;
+        let text = cur.string().ok()?;
+        go_unquote(&text, &mut SpareBuffers::default()).ok().map(Cow::into_owned)
+    }
+
+    /// [`go_unquote_json`] of the string whose text as written is `raw`, followed by more JSON.
+    fn one_pass(raw: &[u8]) -> Option<Vec<u8>> {
+        let json = [raw, b"\",\"next\":\"\\\\x00\"}"].concat();
+        let (bytes, used) = go_unquote_json(&json, &mut SpareBuffers::default())?;
+        assert_eq!(used, raw.len() + 1, "the string ends at its quote");
+        Some(bytes.into_owned())
+    }
+
+    #[test]
+    fn quoted_json_unquotes_in_one_pass() {
+        let bytes = b"\x89PNG\r\n\x1a\n\x00\x07\x0b\"\\<>& \xc3\xa9\xe2\x80\xa8\xf0\x9f\x98\x80\xed\xa0\x80";
+        assert_eq!(one_pass(&quoted_json(bytes)).as_deref(), Some(&bytes[..]));
+        for (raw, want) in
+            [(&br#"\\101\\U0001F600\\\\\\\"\u0041"#[..], Some("A😀\\\"A".as_bytes())), (b"plain", Some(b"plain"))]
+        {
+            assert_eq!(one_pass(raw).as_deref(), want);
+        }
+        // What Go's encoder would not write, or Go would refuse, is left to the general path.
+        for raw in [
+            &br"\n"[..],
+            br"\\n\n",
+            br"\\'",
+            br"\\400",
+            br"\\x4",
+            br"\\ud800",
+            br"\u005c",
+            br"\u00e9",
+            br"\/",
+            br"\\\u005c",
+            b"a\nb",
+        ] {
+            assert_eq!(one_pass(raw), None, "{}", String::from_utf8_lossy(raw));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn quoted_bytes_unquote_in_one_pass(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..48)) {
+            proptest::prop_assert_eq!(one_pass(&quoted_json(&bytes)), Some(bytes));
+        }
+
+        /// Whatever one pass reads, the general path reads alike.
+        #[test]
+        fn one_pass_agrees_with_the_general_path(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "a", "\\\\", "\\\"", "\\x", "\\u", "\\U", "0", "7", "f", "F", "G", "n", "\\", "\\u00", "3c", "é", "\n", "\\t",
+            ]), 0..12),
+        ) {
+            let raw = pieces.concat();
+            if let Some(bytes) = one_pass(raw.as_bytes()) {
+                proptest::prop_assert_eq!(Some(bytes), unescaped_then_unquoted(raw.as_bytes()));
+            }
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ use super::cache::{ImageOrder, Kind, Outcome, State, Table, TableColumn};
 use super::checksum::RowChecksum;
 use super::decode::{finish_put_row, finish_row, is_ddl_type, row_event, RowHeader};
 use super::schema::TableSchema;
+use crate::canonical_base64;
 use crate::error::{Fault, FaultResult};
 use crate::event::{Event, EventKind, MessageEvents, RowSink, SpareBuffers, Text, Value};
 use crate::json::JsonCursor;
@@ -496,9 +497,11 @@ fn convert<'a>(column: &TableColumn, text: Text<'a>, at: usize, spare: &mut Spar
         Kind::Double => Value::Float64(text.parse().map_err(|_| bad(&text))?),
         Kind::Binary => {
             let mut bytes = spare.take(text.len() / 4 * 3 + 3);
-            base64::engine::general_purpose::STANDARD
-                .decode_vec(text.as_bytes(), &mut bytes)
-                .map_err(|_| bad(&text))?;
+            if !canonical_base64::decode_into(text.as_bytes(), &mut bytes) {
+                base64::engine::general_purpose::STANDARD
+                    .decode_vec(text.as_bytes(), &mut bytes)
+                    .map_err(|_| bad(&text))?;
+            }
             if let Cow::Owned(text) = text {
                 spare.give(text.into_bytes());
             }
