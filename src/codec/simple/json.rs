@@ -18,12 +18,55 @@ use super::schema::TableSchema;
 use crate::canonical_base64;
 use crate::error::{Fault, FaultResult};
 use crate::event::{Event, EventKind, MessageEvents, RowSink, SpareBuffers, Text, Value};
-use crate::json::JsonCursor;
+use crate::json::{JsonCursor, KeyOrder};
 
 #[derive(Default)]
 pub struct JsonDecoder {
     /// The zone of the last TIMESTAMP value read (for checksums).
     location: String,
+    /// The keys of row messages as the last one wrote them.
+    header_keys: KeyOrder<HeaderKey>,
+    /// A TIMESTAMP value's text up to its value, as the last one read in full wrote it.
+    timestamp_prefix: Vec<u8>,
+}
+
+/// The top-level keys [`JsonDecoder::decode_rows`] reads.
+#[derive(Clone, Copy, PartialEq)]
+enum HeaderKey {
+    Type,
+    Database,
+    Table,
+    TableId,
+    CommitTs,
+    StartTs,
+    SchemaVersion,
+    Checksum,
+    Data,
+    Old,
+    HandleKeyOnly,
+    /// A key whose value the direct path leaves to `decode` unless it is null.
+    NullOnly,
+    Other,
+}
+
+impl HeaderKey {
+    fn of(name: &str) -> HeaderKey {
+        match name {
+            "type" => HeaderKey::Type,
+            "database" => HeaderKey::Database,
+            "table" => HeaderKey::Table,
+            "tableID" => HeaderKey::TableId,
+            "commitTs" => HeaderKey::CommitTs,
+            "startTs" => HeaderKey::StartTs,
+            "schemaVersion" => HeaderKey::SchemaVersion,
+            "checksum" => HeaderKey::Checksum,
+            "data" => HeaderKey::Data,
+            "old" => HeaderKey::Old,
+            "handleKeyOnly" => HeaderKey::HandleKeyOnly,
+            "claimCheckLocation" | "sql" | "tableSchema" | "preTableSchema" => HeaderKey::NullOnly,
+            _ => HeaderKey::Other,
+        }
+    }
 }
 
 /// Where a row image is.
@@ -103,10 +146,11 @@ impl JsonDecoder {
         let mut plan: Option<(&Table, &[Option<usize>])> = None;
         let (mut data, mut old) = (false, false);
         cur.begin_object()?;
-        let mut first = true;
-        while let Some(key) = cur.next_key(&mut first)? {
-            match key.as_ref() {
-                "type" => {
+        let mut nth = 0;
+        while let Some(key) = self.header_keys.next(cur, nth, HeaderKey::of)? {
+            nth += 1;
+            match key {
+                HeaderKey::Type => {
                     kind = match cur.string()?.as_ref() {
                         "INSERT" => Some(EventKind::Insert),
                         "UPDATE" => Some(EventKind::Update),
@@ -114,14 +158,14 @@ impl JsonDecoder {
                         _ => return Ok(false),
                     }
                 }
-                "database" => database = Some(cur.string()?),
-                "table" => table_name = Some(cur.string()?),
-                "tableID" => table_id = Some(cur.i64()?),
-                "commitTs" => commit_ts = cur.u64()?,
-                "startTs" => start_ts = read_start_ts(cur)?,
-                "schemaVersion" => schema_version = cur.u64()?,
-                "checksum" => drop(read_checksum(cur)?),
-                "data" | "old" => {
+                HeaderKey::Database => database = Some(cur.string()?),
+                HeaderKey::Table => table_name = Some(cur.string()?),
+                HeaderKey::TableId => table_id = Some(cur.i64()?),
+                HeaderKey::CommitTs => commit_ts = cur.u64()?,
+                HeaderKey::StartTs => start_ts = read_start_ts(cur)?,
+                HeaderKey::SchemaVersion => schema_version = cur.u64()?,
+                HeaderKey::Checksum => drop(read_checksum(cur)?),
+                HeaderKey::Data | HeaderKey::Old => {
                     if cur.null()? {
                         continue;
                     }
@@ -133,7 +177,7 @@ impl JsonDecoder {
                             _ => return Ok(false),
                         },
                     };
-                    let is_data = key == "data";
+                    let is_data = key == HeaderKey::Data;
                     if std::mem::replace(if is_data { &mut data } else { &mut old }, true) {
                         return Ok(false);
                     }
@@ -144,17 +188,17 @@ impl JsonDecoder {
                         _ => self.put_image(cur, table, fields, order, rows, kind == EventKind::Update && !is_data)?,
                     }
                 }
-                "claimCheckLocation" | "sql" | "tableSchema" | "preTableSchema" => {
+                HeaderKey::NullOnly => {
                     if !cur.null()? {
                         return Ok(false);
                     }
                 }
-                "handleKeyOnly" => {
+                HeaderKey::HandleKeyOnly => {
                     if !cur.null()? && cur.bool()? {
                         return Ok(false);
                     }
                 }
-                _ => cur.skip_value()?,
+                HeaderKey::Other => cur.skip_value()?,
             }
         }
         if !cur.at_end() {
@@ -360,15 +404,29 @@ impl JsonDecoder {
     }
 
     /// `{"location":"UTC","value":"2020-01-01 00:00:00"}`: the value text; the zone is kept for
-    /// checksums.
+    /// checksums. A changefeed writes every value with one zone, so the bytes up to the value
+    /// repeat: those of the last value read in full are matched in one comparison.
     fn read_timestamp<'a>(&mut self, cur: &mut JsonCursor<'a>, column: &TableColumn) -> FaultResult<Value<'a>> {
+        cur.peek();
         let at = cur.offset();
+        if cur.skip_if_next(&self.timestamp_prefix) {
+            let value = cur.string()?;
+            if cur.skip_if_next(b"}") {
+                return Ok(Value::Text(value));
+            }
+            cur.seek(at);
+        }
         cur.begin_object()?;
         let mut first = true;
-        let mut value = None;
+        let (mut value, mut members, mut prefix_end) = (None, 0, None);
         while let Some(key) = cur.next_key(&mut first)? {
+            members += 1;
             match key.as_ref() {
-                "value" => value = Some(cur.string()?),
+                "value" => {
+                    cur.peek();
+                    prefix_end = Some(cur.offset()).filter(|_| members == 2);
+                    value = Some(cur.string()?);
+                }
                 "location" => {
                     let location = cur.string()?;
                     if location != self.location {
@@ -378,6 +436,10 @@ impl JsonDecoder {
                 }
                 _ => cur.skip_value()?,
             }
+        }
+        self.timestamp_prefix.clear();
+        if let (Some(end), 2, true) = (prefix_end, members, cur.slice(at..cur.offset()).starts_with("{\"location\":")) {
+            self.timestamp_prefix.extend_from_slice(cur.slice(at..end).as_bytes());
         }
         value
             .map(Value::Text)
@@ -536,4 +598,40 @@ fn read_checksum(cur: &mut JsonCursor<'_>) -> FaultResult<Option<RowChecksum>> {
         }
     }
     Ok(Some(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::ColumnType;
+    use crate::schema::mysql::MySqlType;
+
+    #[test]
+    fn timestamps_read_alike_whether_their_bytes_repeat_or_not() {
+        let column = TableColumn { name: "t".into(), ty: ColumnType::new(MySqlType::Timestamp), kind: Kind::Timestamp };
+        let mut decoder = JsonDecoder::default();
+        let objects = [
+            r#"{"location":"UTC","value":"2020-01-01 00:00:00"}"#,
+            r#"{"location":"UTC","value":"2021-02-03 04:05:06.5"}"#,
+            r#"{"location":"UTC","value":"x","extra":1}"#,
+            r#"{"location":"Asia/Shanghai","value":"2022-01-01 00:00:00"}"#,
+            r#"{"value":"2023-01-01 00:00:00","location":"UTC"}"#,
+            r#"{"location":"Asia/Shanghai","value":"2024-01-01 00:00:00"}"#,
+            r#"{"location":"Asia/Shanghai","value":"2025-01-01 00:00:00"}"#,
+            r#"{ "location":"UTC","value":"2026-01-01 00:00:00" }"#,
+        ];
+        for object in objects {
+            let json = format!("[{object},1]");
+            let mut cur = JsonCursor::new(json.as_bytes()).unwrap();
+            cur.begin_array().unwrap();
+            let value = decoder.read_timestamp(&mut cur, &column).unwrap();
+            let (want, _) = object.split_once(r#""value":""#).unwrap().1.split_once('"').unwrap();
+            assert!(matches!(value, Value::Text(ref t) if t == want), "{object}: {value:?}");
+            let zone = object.split_once(r#""location":""#).unwrap().1.split_once('"').unwrap().0;
+            assert_eq!(decoder.location, zone, "{object}");
+            assert_eq!(cur.peek(), Some(b','), "{object}: read to its end");
+        }
+        let mut cur = JsonCursor::new(br#"{"location":"Asia/Shanghai","value":null}"#).unwrap();
+        assert!(decoder.read_timestamp(&mut cur, &column).is_err());
+    }
 }
