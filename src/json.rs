@@ -18,6 +18,7 @@ use std::borrow::Cow;
 
 use memchr::memchr2;
 
+use crate::digits::{eight_digits, leading_digits};
 use crate::error::{Fault, FaultResult};
 use crate::event::{same_name, SpareBuffers};
 
@@ -616,49 +617,6 @@ fn quote_or_escape(b: &[u8]) -> Option<usize> {
         i += 8;
     }
     memchr2(b'"', b'\\', &b[i..]).map(|n| i + n)
-}
-
-/// How many bytes `b` starts with that are ASCII digits, counted a word at a time up to the
-/// first word holding another byte (the caller reads on from there byte by byte): timestamps
-/// and TSOs run to 13 and 18 digits.
-#[inline(always)]
-fn leading_digits(b: &[u8]) -> usize {
-    let mut n = 0;
-    while let Some(word) = b.get(n..n + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
-        let other = non_digits(u64::from_le_bytes(word));
-        if other != 0 {
-            return n + (other.trailing_zeros() / 8) as usize;
-        }
-        n += 8;
-    }
-    n
-}
-
-/// The high nibble of each byte of `word` (read little-endian) that is not an ASCII digit. Only
-/// the lowest flag is exact: false flags appear only above a true one.
-#[inline(always)]
-fn non_digits(word: u64) -> u64 {
-    const ZEROS: u64 = u64::from_le_bytes([b'0'; 8]);
-    const SIXES: u64 = u64::from_le_bytes([6; 8]);
-    const HIGH_NIBBLES: u64 = u64::from_le_bytes([0xf0; 8]);
-    // A digit XORed with '0' is 0..=9: its high nibble is clear, and stays so when 6 is added.
-    // A carry out of a byte flags only bytes above the first flagged one.
-    let x = word ^ ZEROS;
-    (x | x.wrapping_add(SIXES)) & HIGH_NIBBLES
-}
-
-/// The number eight ASCII digits write, or None when `b` is not eight digits.
-#[inline(always)]
-fn eight_digits(b: &[u8]) -> Option<u64> {
-    let word = u64::from_le_bytes(b.try_into().ok()?);
-    if non_digits(word) != 0 {
-        return None;
-    }
-    // Pairs of digits, then of pairs, then of quadruples, each multiplied into place at once
-    // (the first digit is the lowest byte).
-    let x = (word & 0x0f0f_0f0f_0f0f_0f0f).wrapping_mul(2561) >> 8;
-    let x = (x & 0x00ff_00ff_00ff_00ff).wrapping_mul(6_553_601) >> 16;
-    Some((x & 0x0000_ffff_0000_ffff).wrapping_mul(42_949_672_960_001) >> 32)
 }
 
 /// The byte a two-character escape (`\n`, `\"`, ...) stands for, by the character after the

@@ -11,7 +11,7 @@
 //! The pieces, in the order data flows through them (each depends only on those above it):
 //! * [`schema`]: what a table is, apart from any protocol: MySQL types, table definitions and
 //!   names, DDL, and the contract's MySQL-to-Arrow type mapping;
-//! * [`event`], [`json`], [`utf8`], `canonical_base64`: the event model every codec produces, and
+//! * [`event`], [`json`], [`utf8`], `canonical_base64`, `digits`: the event model every codec produces, and
 //!   the readers the codecs share;
 //! * [`input`]: the Kafka `key`/`value` columns read in place, whole-value compression,
 //!   claim-check files, and which protocol a message is in;
@@ -29,6 +29,7 @@
 pub mod arrow;
 mod canonical_base64;
 pub mod codec;
+mod digits;
 pub mod error;
 pub mod event;
 pub mod input;

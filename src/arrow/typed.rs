@@ -585,10 +585,7 @@ fn integer(value: &Value<'_>) -> Option<i128> {
     match value {
         Value::Int(v) => Some(*v as i128),
         Value::UInt(v) => Some(*v as i128),
-        Value::Text(t) => {
-            let t = t.as_ref();
-            t.parse::<i64>().map(i128::from).ok().or_else(|| t.parse::<u64>().ok().map(i128::from))
-        }
+        Value::Text(t) => mysql::parse_integer(t.as_bytes()),
         _ => None,
     }
 }

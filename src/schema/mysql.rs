@@ -6,6 +6,8 @@
 //! parsers here read the text TiCDC's mounter produces (`2020-01-01 12:00:00.123`, `-838:59:59`,
 //! `153.12`) without allocating.
 
+use crate::digits::read_digits;
+
 /// The MySQL base type of a column. TEXT and BLOB variants share a type; whether the column holds
 /// bytes is the separate `binary` property of [`ColumnType`](crate::event::ColumnType).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -345,21 +347,13 @@ fn digits(b: &[u8]) -> Option<u32> {
 /// Fractional seconds `123` (from `.123`) as microseconds; digits past the sixth are cut, as MySQL
 /// never writes more than six.
 fn fraction_micros(b: &[u8]) -> Option<u32> {
-    if b.is_empty() || b.len() > 9 {
+    const SCALE: [u32; 10] = [1_000_000, 100_000, 10_000, 1_000, 100, 10, 1, 10, 100, 1_000];
+    let mut v = 0u64;
+    if b.is_empty() || b.len() > 9 || read_digits(b, &mut v) != b.len() {
         return None;
     }
-    let mut v = 0u32;
-    for &c in b {
-        let d = c.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        v = v * 10 + d as u32;
-    }
-    Some(match b.len() {
-        n @ 0..=6 => v * 10u32.pow(6 - n as u32),
-        n => v / 10u32.pow(n as u32 - 6),
-    })
+    let (v, scale) = (v as u32, SCALE[b.len()]);
+    Some(if b.len() <= 6 { v * scale } else { v / scale })
 }
 
 /// A calendar date. `Ok(None)` is MySQL's zero date (or a zero month/day), which has no Arrow form.
@@ -493,34 +487,58 @@ pub fn parse_time_micros(s: &[u8]) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
+/// A number's text without its sign, and whether the sign was `-`.
+fn split_sign(s: &[u8]) -> (bool, &[u8]) {
+    match s {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, s),
+    }
+}
+
+/// An integer's text (`-12`, `+7`) in the whole i64 and u64 ranges. None when it is anything
+/// else or out of both ranges.
+pub fn parse_integer(s: &[u8]) -> Option<i128> {
+    let (neg, digits) = split_sign(s);
+    let mut v = 0u64;
+    let n = read_digits(digits, &mut v);
+    if n == 0 || n != digits.len() {
+        return None;
+    }
+    if n > 19 {
+        // Twenty digits and more may wrap the u64: read them the long way.
+        let text = std::str::from_utf8(s).ok()?;
+        return text.parse::<i64>().map(i128::from).ok().or_else(|| text.parse::<u64>().ok().map(i128::from));
+    }
+    let v = if neg { -(v as i128) } else { v as i128 };
+    (v >= i64::MIN as i128).then_some(v)
+}
+
 /// A decimal text (`-153.12`, `1e3` is not MySQL output and is refused) as an integer scaled to
 /// `scale` digits. None when malformed, when it has more fractional digits than `scale` that are
 /// not zeros (digits are never dropped), or when it overflows 38 digits.
 pub fn parse_decimal_i128(s: &[u8], scale: u32) -> Option<i128> {
-    let (neg, s) = match s {
-        [b'-', rest @ ..] => (true, rest),
-        [b'+', rest @ ..] => (false, rest),
-        _ => (false, s),
+    let (neg, s) = split_sign(s);
+    // The usual case, up to 18 digits once scaled: the digits read eight at a time into a u64.
+    let mut v = 0u64;
+    let int_len = read_digits(s, &mut v);
+    let (frac_len, end) = match s.get(int_len) {
+        Some(b'.') => {
+            let n = read_digits(&s[int_len + 1..], &mut v);
+            (n, int_len + 1 + n)
+        }
+        _ => (0, int_len),
     };
+    if end == s.len() && int_len + frac_len > 0 && int_len + scale as usize <= 18 && frac_len <= scale as usize {
+        let v = (v * 10u64.pow(scale - frac_len as u32)) as i128;
+        return Some(if neg { -v } else { v });
+    }
     let (int_part, frac_part) = match s.iter().position(|&c| c == b'.') {
         Some(p) => (&s[..p], &s[p + 1..]),
         None => (s, &s[..0]),
     };
     if int_part.is_empty() && frac_part.is_empty() {
         return None;
-    }
-    // The usual case, up to 18 digits once scaled: one u64 multiply per digit.
-    if int_part.len() + scale as usize <= 18 && frac_part.len() <= scale as usize {
-        let mut v = 0u64;
-        for &c in int_part.iter().chain(frac_part) {
-            let d = c.wrapping_sub(b'0');
-            if d > 9 {
-                return None;
-            }
-            v = v * 10 + d as u64;
-        }
-        let v = (v * 10u64.pow(scale - frac_part.len() as u32)) as i128;
-        return Some(if neg { -v } else { v });
     }
     parse_decimal_digits(neg, int_part, frac_part, scale)
 }
@@ -824,11 +842,12 @@ mod tests {
             let digits = |n: u64, next: &mut dyn FnMut(u64) -> u64| -> String {
                 (0..n).map(|_| char::from(b"0123456789x"[next(11).min(next(11)) as usize])).collect()
             };
-            let int_part = digits(next(12), &mut next);
-            let frac_part = digits(next(8), &mut next);
+            let int_part = digits(next(22), &mut next);
+            let dot = next(4) != 0;
+            let frac_part = if dot { digits(next(12), &mut next) } else { String::new() };
             let scale = next(10) as u32;
             let neg = next(2) == 1;
-            let text = format!("{}{int_part}.{frac_part}", if neg { "-" } else { "" });
+            let text = format!("{}{int_part}{}{frac_part}", if neg { "-" } else { "" }, if dot { "." } else { "" });
             let (int_part, frac_part) = (int_part.as_bytes(), frac_part.as_bytes());
             let general = if int_part.is_empty() && frac_part.is_empty() {
                 None
@@ -836,6 +855,48 @@ mod tests {
                 parse_decimal_digits(neg, int_part, frac_part, scale)
             };
             assert_eq!(parse_decimal_i128(text.as_bytes(), scale), general, "{text} at scale {scale}");
+        }
+    }
+
+    #[test]
+    fn integers_read_as_std_parses_them() {
+        let std =
+            |text: &str| text.parse::<i64>().map(i128::from).ok().or_else(|| text.parse::<u64>().ok().map(i128::from));
+        let mut seed = 5u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let edges = [
+            "",
+            "-",
+            "+",
+            "0",
+            "-0",
+            "+12",
+            "--1",
+            "1-",
+            " 1",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "18446744073709551615",
+            "18446744073709551616",
+            "0018446744073709551615",
+            "-00000000000000000000001",
+            "9999999999999999999",
+            "-9999999999999999999",
+        ];
+        for text in edges {
+            assert_eq!(parse_integer(text.as_bytes()), std(text), "{text:?}");
+        }
+        for _ in 0..50_000 {
+            let sign = ["", "-", "+"][next(3) as usize];
+            let body: String =
+                (0..next(24)).map(|_| char::from(b"0123456789.x9"[next(13).min(next(13)) as usize])).collect();
+            let text = format!("{sign}{body}");
+            assert_eq!(parse_integer(text.as_bytes()), std(&text), "{text:?}");
         }
     }
 

@@ -1,0 +1,119 @@
+//! ASCII digits read a word at a time: the JSON reader's numbers and the MySQL value parsers'
+//! decimals share these. Eight bytes are XORed with ASCII zeros, which turns digits into 0..=9
+//! and every other byte into something else, so one test finds the first non-digit and three
+//! multiplies read eight digits.
+
+const ZEROS: u64 = u64::from_le_bytes([b'0'; 8]);
+
+/// The high nibble of each byte of `word` (read little-endian) that is not an ASCII digit. Only
+/// the lowest flag is exact: false flags appear only above a true one.
+#[inline(always)]
+pub(crate) fn non_digits(word: u64) -> u64 {
+    const SIXES: u64 = u64::from_le_bytes([6; 8]);
+    const HIGH_NIBBLES: u64 = u64::from_le_bytes([0xf0; 8]);
+    // A digit XORed with '0' is 0..=9: its high nibble is clear, and stays so when 6 is added.
+    // A carry out of a byte flags only bytes above the first flagged one.
+    let x = word ^ ZEROS;
+    (x | x.wrapping_add(SIXES)) & HIGH_NIBBLES
+}
+
+/// The number the eight digits of `word` write (the first digit is the lowest byte; bytes whose
+/// low nibble is zero read as leading zeros). The digits are not checked.
+#[inline(always)]
+fn eight_digits_of(word: u64) -> u64 {
+    // Pairs of digits, then of pairs, then of quadruples, each multiplied into place at once.
+    let x = (word & 0x0f0f_0f0f_0f0f_0f0f).wrapping_mul(2561) >> 8;
+    let x = (x & 0x00ff_00ff_00ff_00ff).wrapping_mul(6_553_601) >> 16;
+    (x & 0x0000_ffff_0000_ffff).wrapping_mul(42_949_672_960_001) >> 32
+}
+
+/// The number eight ASCII digits write, or None when `b` is not eight digits.
+#[inline(always)]
+pub(crate) fn eight_digits(b: &[u8]) -> Option<u64> {
+    let word = u64::from_le_bytes(b.try_into().ok()?);
+    (non_digits(word) == 0).then(|| eight_digits_of(word))
+}
+
+/// How many bytes `b` starts with that are ASCII digits, counted a word at a time up to the
+/// first word holding another byte (the caller reads on from there byte by byte): timestamps
+/// and TSOs run to 13 and 18 digits.
+#[inline(always)]
+pub(crate) fn leading_digits(b: &[u8]) -> usize {
+    let mut n = 0;
+    while let Some(word) = b.get(n..n + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+        let other = non_digits(u64::from_le_bytes(word));
+        if other != 0 {
+            return n + (other.trailing_zeros() / 8) as usize;
+        }
+        n += 8;
+    }
+    n
+}
+
+/// Reads the ASCII digits `b` starts with onto `v` (`v` times ten for each digit, plus the
+/// digits' number) and returns how many there were. Each whole word of the input is read at
+/// once, digits or not: a word with `n` leading digits is shifted to leave those `n`, read as
+/// leading zeros below them. More than 19 digits wrap: the caller checks the count.
+#[inline(always)]
+pub(crate) fn read_digits(b: &[u8], v: &mut u64) -> usize {
+    const POW10: [u64; 9] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000];
+    let mut n = 0;
+    while let Some(word) = b.get(n..n + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+        let word = u64::from_le_bytes(word);
+        let other = non_digits(word);
+        let digits = if other == 0 { 8 } else { (other.trailing_zeros() / 8) as usize };
+        if digits > 0 {
+            let kept = word << (64 - 8 * digits as u32);
+            *v = v.wrapping_mul(POW10[digits]).wrapping_add(eight_digits_of(kept));
+        }
+        n += digits;
+        if digits < 8 {
+            return n;
+        }
+    }
+    while let Some(d) = b.get(n).map(|c| c.wrapping_sub(b'0')).filter(|&d| d <= 9) {
+        *v = v.wrapping_mul(10).wrapping_add(d as u64);
+        n += 1;
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The digits counted and read one byte at a time.
+    fn model(b: &[u8], v: u64) -> (u64, usize) {
+        let n = b.iter().take_while(|c| c.is_ascii_digit()).count();
+        let v = b[..n].iter().fold(v, |v, c| v.wrapping_mul(10).wrapping_add((c - b'0') as u64));
+        (v, n)
+    }
+
+    #[test]
+    fn every_length_and_stop() {
+        for len in 0..=24 {
+            for stop in [None, Some(b'.'), Some(b'/'), Some(b':'), Some(0), Some(0xff), Some(b'0' + 0x80)] {
+                let mut b: Vec<u8> = (0..len).map(|i| b"9081726354"[i % 10]).collect();
+                b.extend(stop);
+                b.extend_from_slice(b"123");
+                let mut v = 7;
+                let n = read_digits(&b, &mut v);
+                assert_eq!((v, n), model(&b, 7), "{:?}", String::from_utf8_lossy(&b));
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn reads_as_the_model(b in proptest::collection::vec(prop_oneof![4 => b'0'..=b'9', 1 => any::<u8>()], 0..40),
+                              v in any::<u64>()) {
+            let mut read = v;
+            let n = read_digits(&b, &mut read);
+            prop_assert_eq!((read, n), model(&b, v));
+            if let Some(first) = b.get(..8) {
+                prop_assert_eq!(eight_digits(first), (n >= 8).then(|| model(first, 0).0));
+            }
+        }
+    }
+}
