@@ -78,6 +78,40 @@ pub(crate) fn read_digits(b: &[u8], v: &mut u64) -> usize {
     n
 }
 
+/// The number an unsigned run of ASCII digits writes, all of `b`, or None when `b` is empty,
+/// holds another byte or overflows u64.
+#[inline(always)]
+fn whole_u64(b: &[u8]) -> Option<u64> {
+    let mut v = 0u64;
+    let n = read_digits(b, &mut v);
+    if n == 0 || n != b.len() {
+        return None;
+    }
+    if n > 19 {
+        // Twenty digits and more may have wrapped: read them again, checked.
+        return b.iter().try_fold(0u64, |v, &c| v.checked_mul(10)?.checked_add((c - b'0') as u64));
+    }
+    Some(v)
+}
+
+/// An unsigned integer's text, as `str::parse::<u64>` reads it (an optional `+`).
+#[inline]
+pub(crate) fn parse_u64(b: &[u8]) -> Option<u64> {
+    whole_u64(b.strip_prefix(b"+").unwrap_or(b))
+}
+
+/// A signed integer's text, as `str::parse::<i64>` reads it (an optional `+` or `-`).
+#[inline]
+pub(crate) fn parse_i64(b: &[u8]) -> Option<i64> {
+    match b {
+        [b'-', digits @ ..] => {
+            let magnitude = whole_u64(digits)?;
+            (magnitude <= 1 << 63).then(|| (magnitude as i64).wrapping_neg())
+        }
+        _ => parse_u64(b).and_then(|v| i64::try_from(v).ok()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,7 +138,32 @@ mod tests {
         }
     }
 
+    #[test]
+    fn integers_read_as_std_parses_them() {
+        let mut texts: Vec<String> =
+            ["", "-", "+", "+-1", "-+1", "0", "-0", "+0", " 1", "1 "].into_iter().map(String::from).collect();
+        for edge in [i64::MIN as i128, i64::MAX as i128, u64::MAX as i128] {
+            for delta in -2..=2 {
+                let v = edge + delta;
+                texts.extend([format!("{v}"), format!("+{v}"), format!("000{v}"), format!("-000{v}")]);
+            }
+        }
+        texts.extend(
+            ["99999999999999999999", "00000000000000000000000000001", "-00000000000000000000009"].map(String::from),
+        );
+        for text in &texts {
+            assert_eq!(parse_u64(text.as_bytes()), text.parse::<u64>().ok(), "{text:?}");
+            assert_eq!(parse_i64(text.as_bytes()), text.parse::<i64>().ok(), "{text:?}");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn integers_as_std(text in "[-+]?[0-9]{0,22}[x.]?[0-9]{0,2}") {
+            prop_assert_eq!(parse_u64(text.as_bytes()), text.parse::<u64>().ok());
+            prop_assert_eq!(parse_i64(text.as_bytes()), text.parse::<i64>().ok());
+        }
+
         #[test]
         fn reads_as_the_model(b in proptest::collection::vec(prop_oneof![4 => b'0'..=b'9', 1 => any::<u8>()], 0..40),
                               v in any::<u64>()) {

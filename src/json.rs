@@ -225,7 +225,11 @@ impl<'a> JsonCursor<'a> {
         match quote_or_escape(&b[start..]) {
             Some(n) if b[start + n] == b'"' => {
                 self.pos = start + n + 1;
-                Ok(Cow::Borrowed(&self.src[start..start + n]))
+                // SAFETY: the message is UTF-8 (checked when the cursor was made), and the span
+                // runs from just past one ASCII quote to the next one, so both its ends are
+                // character boundaries. (`&self.src[..]` checked them again, out of line, for
+                // every string: 1% of a Canal-JSON decode.)
+                Ok(Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(&b[start..start + n]) }))
             }
             Some(n) => self.unescape(start, start + n).map(Cow::Owned),
             None => Err(Fault::new(start - 1, "unterminated string")),

@@ -6,7 +6,7 @@
 //! parsers here read the text TiCDC's mounter produces (`2020-01-01 12:00:00.123`, `-838:59:59`,
 //! `153.12`) without allocating.
 
-use crate::digits::read_digits;
+use crate::digits::{self, read_digits};
 
 /// The MySQL base type of a column. TEXT and BLOB variants share a type; whether the column holds
 /// bytes is the separate `binary` property of [`ColumnType`](crate::event::ColumnType).
@@ -487,38 +487,21 @@ pub fn parse_time_micros(s: &[u8]) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
-/// A number's text without its sign, and whether the sign was `-`.
-fn split_sign(s: &[u8]) -> (bool, &[u8]) {
-    match s {
-        [b'-', rest @ ..] => (true, rest),
-        [b'+', rest @ ..] => (false, rest),
-        _ => (false, s),
-    }
-}
-
 /// An integer's text (`-12`, `+7`) in the whole i64 and u64 ranges. None when it is anything
 /// else or out of both ranges.
 pub fn parse_integer(s: &[u8]) -> Option<i128> {
-    let (neg, digits) = split_sign(s);
-    let mut v = 0u64;
-    let n = read_digits(digits, &mut v);
-    if n == 0 || n != digits.len() {
-        return None;
-    }
-    if n > 19 {
-        // Twenty digits and more may wrap the u64: read them the long way.
-        let text = std::str::from_utf8(s).ok()?;
-        return text.parse::<i64>().map(i128::from).ok().or_else(|| text.parse::<u64>().ok().map(i128::from));
-    }
-    let v = if neg { -(v as i128) } else { v as i128 };
-    (v >= i64::MIN as i128).then_some(v)
+    digits::parse_i64(s).map(i128::from).or_else(|| digits::parse_u64(s).map(i128::from))
 }
 
 /// A decimal text (`-153.12`, `1e3` is not MySQL output and is refused) as an integer scaled to
 /// `scale` digits. None when malformed, when it has more fractional digits than `scale` that are
 /// not zeros (digits are never dropped), or when it overflows 38 digits.
 pub fn parse_decimal_i128(s: &[u8], scale: u32) -> Option<i128> {
-    let (neg, s) = split_sign(s);
+    let (neg, s) = match s {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, s),
+    };
     // The usual case, up to 18 digits once scaled: the digits read eight at a time into a u64.
     let mut v = 0u64;
     let int_len = read_digits(s, &mut v);
