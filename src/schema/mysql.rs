@@ -6,7 +6,7 @@
 //! parsers here read the text TiCDC's mounter produces (`2020-01-01 12:00:00.123`, `-838:59:59`,
 //! `153.12`) without allocating.
 
-use crate::digits::{self, read_digits};
+use crate::digits::{self, non_digits, read_digits};
 
 /// The MySQL base type of a column. TEXT and BLOB variants share a type; whether the column holds
 /// bytes is the separate `binary` property of [`ColumnType`](crate::event::ColumnType).
@@ -330,29 +330,17 @@ pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146097 + doe - 719468
 }
 
+/// The number one to nine ASCII digits write, all of `b`.
 fn digits(b: &[u8]) -> Option<u32> {
-    if b.is_empty() || b.len() > 9 {
-        return None;
-    }
-    let mut v = 0u32;
-    for &c in b {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        v = v * 10 + (c - b'0') as u32;
-    }
-    Some(v)
+    let mut v = 0u64;
+    (!b.is_empty() && b.len() <= 9 && read_digits(b, &mut v) == b.len()).then_some(v as u32)
 }
 
 /// Fractional seconds `123` (from `.123`) as microseconds; digits past the sixth are cut, as MySQL
 /// never writes more than six.
 fn fraction_micros(b: &[u8]) -> Option<u32> {
     const SCALE: [u32; 10] = [1_000_000, 100_000, 10_000, 1_000, 100, 10, 1, 10, 100, 1_000];
-    let mut v = 0u64;
-    if b.is_empty() || b.len() > 9 || read_digits(b, &mut v) != b.len() {
-        return None;
-    }
-    let (v, scale) = (v as u32, SCALE[b.len()]);
+    let (v, scale) = (digits(b)?, SCALE[b.len()]);
     Some(if b.len() <= 6 { v * scale } else { v / scale })
 }
 
@@ -394,8 +382,8 @@ pub fn parse_datetime_micros(s: &[u8]) -> Option<Option<i64>> {
     let mut micros = 0i64;
     if s.len() > 10 {
         // ` HH:MM:SS` (or `T`), its digits checked as one word.
-        let x = word(s, 11)? ^ ZEROS;
-        if !matches!(s[10], b' ' | b'T') || s[13] != b':' || s[16] != b':' || !all_digits(x, HH_MM_SS) {
+        let x = word(s, 11)?;
+        if !matches!(s[10], b' ' | b'T') || s[13] != b':' || s[16] != b':' || non_digits(x) & HH_MM_SS != 0 {
             return None;
         }
         let (h, m, sec) = (pair(x, 0), pair(x, 3), pair(x, 6));
@@ -412,11 +400,10 @@ pub fn parse_datetime_micros(s: &[u8]) -> Option<Option<i64>> {
     Some(Some(days * 86_400_000_000 + micros))
 }
 
-// Dates and times are read a word at a time: the eight bytes are XORed with ASCII zeros, which
-// turns digits into 0..=9 and leaves the separators as other values, then the digit positions
-// are checked together and each pair of digits is read from its two bytes.
+// Dates and times are read a word at a time: the digit positions of eight bytes are checked
+// together, then each pair of digits is read from the low nibbles of its two bytes. The
+// separators between them ('-', '/', ':') carry nothing into the flags of the digits above.
 
-const ZEROS: u64 = u64::from_le_bytes([b'0'; 8]);
 /// The digit bytes of `YYYY-MM-` and of `HH:MM:SS`.
 const YYYY_MM: u64 = 0x00ff_ff00_ffff_ffff;
 const HH_MM_SS: u64 = 0xffff_00ff_ff00_ffff;
@@ -427,14 +414,7 @@ fn word(s: &[u8], at: usize) -> Option<u64> {
     s.get(at..at + 8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes)
 }
 
-/// Whether the bytes of `x` (XORed with zeros) that `mask` selects are all 0..=9: their high
-/// nibbles are zero, and adding 6 does not carry into the high nibble.
-#[inline]
-fn all_digits(x: u64, mask: u64) -> bool {
-    (x | x.wrapping_add(0x0606_0606_0606_0606)) & 0xf0f0_f0f0_f0f0_f0f0 & mask == 0
-}
-
-/// The two-digit number in bytes `at` and `at + 1` of `x` (XORed with zeros, checked).
+/// The two-digit number in bytes `at` and `at + 1` of `x` (checked to be digits).
 #[inline]
 fn pair(x: u64, at: u32) -> u32 {
     let b = |i: u32| ((x >> (8 * i)) & 0xf) as u32;
@@ -445,9 +425,9 @@ fn pair(x: u64, at: u32) -> u32 {
 #[inline]
 fn civil_date(s: &[u8]) -> Option<Option<CivilDate>> {
     // MySQL's own form uses '-'; it also reads '/' (`2021/01/02`, as older producers wrote).
-    let x = word(s, 0)? ^ ZEROS;
+    let x = word(s, 0)?;
     let (d0, d1) = (s[8].wrapping_sub(b'0'), s[9].wrapping_sub(b'0'));
-    if !matches!((s[4], s[7]), (b'-', b'-') | (b'/', b'/')) || !all_digits(x, YYYY_MM) || d0 > 9 || d1 > 9 {
+    if !matches!((s[4], s[7]), (b'-', b'-') | (b'/', b'/')) || non_digits(x) & YYYY_MM != 0 || d0 > 9 || d1 > 9 {
         return None;
     }
     let year = (pair(x, 0) * 100 + pair(x, 2)) as i64;
