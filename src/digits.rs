@@ -20,7 +20,7 @@ pub(crate) fn non_digits(word: u64) -> u64 {
 /// The number the eight digits of `word` write (the first digit is the lowest byte; bytes whose
 /// low nibble is zero read as leading zeros). The digits are not checked.
 #[inline(always)]
-fn eight_digits_of(word: u64) -> u64 {
+pub(crate) fn eight_digits_of(word: u64) -> u64 {
     // Pairs of digits, then of pairs, then of quadruples, each multiplied into place at once.
     let x = (word & 0x0f0f_0f0f_0f0f_0f0f).wrapping_mul(2561) >> 8;
     let x = (x & 0x00ff_00ff_00ff_00ff).wrapping_mul(6_553_601) >> 16;

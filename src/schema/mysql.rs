@@ -392,6 +392,14 @@ pub fn parse_datetime_micros(s: &[u8]) -> Option<Option<i64>> {
         }
         let frac = match &s[19..] {
             [] => 0,
+            // MySQL's six digits, read in one word with the point and the digit before it.
+            [b'.', _, _, _, _, _, _] => {
+                let x = word(s, 18)?;
+                if non_digits(x) & SIX_DIGITS != 0 {
+                    return None;
+                }
+                digits::eight_digits_of(x & SIX_DIGITS) as u32
+            }
             [b'.', f @ ..] => fraction_micros(f)?,
             _ => return None,
         };
@@ -407,6 +415,8 @@ pub fn parse_datetime_micros(s: &[u8]) -> Option<Option<i64>> {
 /// The digit bytes of `YYYY-MM-` and of `HH:MM:SS`.
 const YYYY_MM: u64 = 0x00ff_ff00_ffff_ffff;
 const HH_MM_SS: u64 = 0xffff_00ff_ff00_ffff;
+/// The digit bytes of `S.ffffff` past the point.
+const SIX_DIGITS: u64 = 0xffff_ffff_ffff_0000;
 
 /// The eight bytes at `s[at..]`, little-endian.
 #[inline]
