@@ -20,6 +20,10 @@ pub struct Fault {
 }
 
 impl Fault {
+    /// Out of line and cold: every caller's error branch shrinks to a call, which keeps the hot
+    /// paths of the decoders dense in the instruction cache.
+    #[cold]
+    #[inline(never)]
     pub fn new(offset: usize, reason: impl Into<String>) -> Self {
         Fault { offset, reason: reason.into() }
     }

@@ -60,6 +60,8 @@ impl<'a> JsonCursor<'a> {
         self.pos = pos;
     }
 
+    #[cold]
+    #[inline(never)]
     pub fn fault(&self, reason: impl Into<String>) -> Fault {
         Fault::new(self.pos, reason)
     }
