@@ -344,6 +344,21 @@ fn fraction_micros(b: &[u8]) -> Option<u32> {
     Some(if b.len() <= 6 { v * scale } else { v / scale })
 }
 
+/// The fractional seconds that end `s` from `at`, just past the seconds' digits (already
+/// checked), as microseconds: nothing, or a point and one to nine digits. MySQL's six are read
+/// in one word with the point and the digit before it.
+fn fraction_at(s: &[u8], at: usize) -> Option<u32> {
+    match &s[at..] {
+        [] => Some(0),
+        [b'.', _, _, _, _, _, _] => {
+            let x = word(s, at.checked_sub(1)?)?;
+            (non_digits(x) & SIX_DIGITS == 0).then(|| digits::eight_digits_of(x & SIX_DIGITS) as u32)
+        }
+        [b'.', f @ ..] => fraction_micros(f),
+        _ => None,
+    }
+}
+
 /// A calendar date. `Ok(None)` is MySQL's zero date (or a zero month/day), which has no Arrow form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CivilDate {
@@ -390,19 +405,7 @@ pub fn parse_datetime_micros(s: &[u8]) -> Option<Option<i64>> {
         if h > 23 || m > 59 || sec > 59 {
             return None;
         }
-        let frac = match &s[19..] {
-            [] => 0,
-            // MySQL's six digits, read in one word with the point and the digit before it.
-            [b'.', _, _, _, _, _, _] => {
-                let x = word(s, 18)?;
-                if non_digits(x) & SIX_DIGITS != 0 {
-                    return None;
-                }
-                digits::eight_digits_of(x & SIX_DIGITS) as u32
-            }
-            [b'.', f @ ..] => fraction_micros(f)?,
-            _ => return None,
-        };
+        let frac = fraction_at(s, 19)?;
         micros = ((h as i64 * 60 + m as i64) * 60 + sec as i64) * 1_000_000 + frac as i64;
     }
     Some(Some(days * 86_400_000_000 + micros))
@@ -468,11 +471,7 @@ pub fn parse_time_micros(s: &[u8]) -> Option<i64> {
     if m > 59 || sec > 59 {
         return None;
     }
-    let frac = match &s[colon + 6..] {
-        [] => 0,
-        [b'.', f @ ..] => fraction_micros(f)? as i64,
-        _ => return None,
-    };
+    let frac = fraction_at(s, colon + 6)? as i64;
     let v = ((h * 60 + m) * 60 + sec) * 1_000_000 + frac;
     Some(if neg { -v } else { v })
 }
@@ -779,6 +778,20 @@ mod tests {
         assert_eq!(fraction_micros(b"123456789"), Some(123_456));
         assert_eq!(fraction_micros(b"12a"), None);
         assert_eq!(fraction_micros(b"1234567890"), None);
+        // A TIME's six fractional digits are read in one word: every byte of them, and the
+        // point, read as the byte-wise fraction_micros reads them.
+        let time = b"-838:59:59.123456";
+        for at in 10..time.len() {
+            for b in 0..=255u8 {
+                let mut t = time.to_vec();
+                t[at] = b;
+                let want = match &t[10..] {
+                    [b'.', f @ ..] => fraction_micros(f).map(|f| -(838 * 3600 + 59 * 60 + 59) * 1_000_000 - f as i64),
+                    _ => None,
+                };
+                assert_eq!(parse_time_micros(&t), want, "{:?}", String::from_utf8_lossy(&t));
+            }
+        }
     }
 
     #[test]
