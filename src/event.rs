@@ -279,6 +279,25 @@ pub trait RowSink {
     /// One value of the image begun last, for `field` (None: counted and dropped). `name` and
     /// `at` (the value's offset) are for the fault when the value does not fit.
     fn put(&mut self, field: Option<usize>, value: &Value<'_>, name: &str, at: usize) -> FaultResult<()>;
+    /// Whether `field` keeps text as it is written (a text column), so that [`RowSink::put_text`]
+    /// writes a value straight into it. A codec asks once, when it resolves a schema version.
+    fn takes_text(&self, _field: usize) -> bool {
+        false
+    }
+    /// A text value for `field`, which `write` appends to the string it is given (a JSON string
+    /// with its escapes undone, say): straight into the column where [`RowSink::takes_text`],
+    /// else as [`RowSink::put`] of the text written.
+    fn put_text(
+        &mut self,
+        field: usize,
+        write: &mut dyn FnMut(&mut String) -> FaultResult<()>,
+        name: &str,
+        at: usize,
+    ) -> FaultResult<()> {
+        let mut text = String::new();
+        write(&mut text)?;
+        self.put(Some(field), &Value::Text(Cow::Owned(text)), name, at)
+    }
     /// Ends the image begun last: fields that got no value are null.
     fn end_image(&mut self);
     /// Ends a row, which had an old image or not.

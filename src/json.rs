@@ -219,6 +219,38 @@ impl<'a> JsonCursor<'a> {
     /// A string, borrowed when it has no escapes.
     #[inline(always)]
     pub fn string(&mut self) -> FaultResult<Cow<'a, str>> {
+        match self.open_string()? {
+            Ok(plain) => Ok(Cow::Borrowed(plain)),
+            Err((start, escape)) => self.unescape(start, escape).map(Cow::Owned),
+        }
+    }
+
+    /// Reads a string, its escapes undone, onto the end of `out`: text that goes into a column
+    /// is written there once, not first into a string of its own. On a fault `out` is as it was.
+    pub fn string_into(&mut self, out: &mut String) -> FaultResult<()> {
+        match self.open_string()? {
+            Ok(plain) => {
+                out.push_str(plain);
+                Ok(())
+            }
+            Err((start, escape)) => {
+                let len = out.len();
+                // SAFETY: `unescape_into` appends UTF-8 (see `unescape`); on a fault, what it
+                // appended is cut off.
+                let bytes = unsafe { out.as_mut_vec() };
+                let read = self.unescape_into(start, escape, bytes);
+                if read.is_err() {
+                    bytes.truncate(len);
+                }
+                read
+            }
+        }
+    }
+
+    /// The string at the cursor: its text when it has no escapes, the cursor then past it; else
+    /// where its text starts and where its first escape is, the cursor left at it.
+    #[inline(always)]
+    fn open_string(&mut self) -> FaultResult<Result<&'a str, (usize, usize)>> {
         if self.peek() != Some(b'"') {
             return Err(self.fault("expected a string"));
         }
@@ -231,9 +263,9 @@ impl<'a> JsonCursor<'a> {
                 // runs from just past one ASCII quote to the next one, so both its ends are
                 // character boundaries. (`&self.src[..]` checked them again, out of line, for
                 // every string: 1% of a Canal-JSON decode.)
-                Ok(Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(&b[start..start + n]) }))
+                Ok(Ok(unsafe { std::str::from_utf8_unchecked(&b[start..start + n]) }))
             }
-            Some(n) => self.unescape(start, start + n).map(Cow::Owned),
+            Some(n) => Ok(Err((start, start + n))),
             None => Err(Fault::new(start - 1, "unterminated string")),
         }
     }
@@ -265,13 +297,22 @@ impl<'a> JsonCursor<'a> {
     /// escape every few bytes, so the plain bytes between escapes are copied a word at a time
     /// as they are scanned: a search and then a `memcpy` call per run cost more than the run.
     fn unescape(&mut self, start: usize, first_escape: usize) -> FaultResult<String> {
-        let b = self.bytes();
         // Room for the usual short value without growing (growth showed as realloc in profiles).
         let mut out = self.spare.take(first_escape - start + 256);
+        self.unescape_into(start, first_escape, &mut out)?;
+        // SAFETY: the message was checked as UTF-8 when the cursor was made. `out` holds its bytes
+        // between escapes, cut only at ASCII quotes and backslashes (never inside a character),
+        // and each escape's character in UTF-8.
+        Ok(unsafe { String::from_utf8_unchecked(out) })
+    }
+
+    /// [`Self::unescape`] onto the end of `out`.
+    fn unescape_into(&mut self, start: usize, first_escape: usize, out: &mut Vec<u8>) -> FaultResult<()> {
+        let b = self.bytes();
         out.extend_from_slice(&b[start..first_escape]);
         let mut i = first_escape;
         loop {
-            if copy_plain_word(b, &mut i, &mut out, quote_or_escape_bytes) {
+            if copy_plain_word(b, &mut i, out, quote_or_escape_bytes) {
                 continue;
             }
             match b.get(i) {
@@ -298,10 +339,7 @@ impl<'a> JsonCursor<'a> {
             }
         }
         self.pos = i + 1;
-        // SAFETY: the message was checked as UTF-8 when the cursor was made. `out` holds its bytes
-        // between escapes, cut only at ASCII quotes and backslashes (never inside a character),
-        // and each escape's character in UTF-8.
-        Ok(unsafe { String::from_utf8_unchecked(out) })
+        Ok(())
     }
 
     /// Reads a string whose characters stand for bytes, each the byte of its code point (how
@@ -564,15 +602,19 @@ impl<K: Copy> KeyOrder<K> {
         nth: usize,
         resolve: impl FnOnce(&str) -> K,
     ) -> FaultResult<Option<(K, KeyName<'a>)>> {
-        if let Some(learnt) = self.keys.get(nth) {
-            if cur.skip_if_next(&self.text[learnt.bytes.clone()]) {
+        match self.keys.get(nth) {
+            Some(learnt) if cur.skip_if_next(&self.text[learnt.bytes.clone()]) => {
                 let from = cur.offset() - learnt.bytes.len();
                 return Ok(Some((learnt.key, Ok(from + learnt.name.start..from + learnt.name.end))));
             }
+            // Past the learnt keys: the object ends where the last one of its kind ended.
+            None if cur.skip_if_next(b"}") => return Ok(None),
+            _ => {}
         }
         self.learn(cur, nth, resolve)
     }
 
+    #[cold]
     fn learn<'a>(
         &mut self,
         cur: &mut JsonCursor<'a>,
@@ -739,6 +781,20 @@ mod tests {
             let mut c = JsonCursor::new(json.as_bytes()).unwrap();
             assert_eq!(c.string().unwrap(), want, "{json}");
             assert_eq!(&json[c.offset()..], " tail");
+            let (mut c, mut out) = (JsonCursor::new(json.as_bytes()).unwrap(), String::from("before "));
+            c.string_into(&mut out).unwrap();
+            assert_eq!(out, format!("before {want}"), "{json}");
+            assert_eq!(&json[c.offset()..], " tail");
+        }
+        let mut plain = JsonCursor::new(br#" "plain" tail"#).unwrap();
+        let mut out = String::new();
+        plain.string_into(&mut out).unwrap();
+        assert_eq!((out.as_str(), plain.offset()), ("plain", 8));
+        for bad in [&br#"12"#[..], br#""ab"#, br#""ab\"#, br#""ab\q""#, "\"é\\u12g4\"".as_bytes(), "\"é\\n".as_bytes()]
+        {
+            let mut out = String::from("kept");
+            assert!(JsonCursor::new(bad).unwrap().string_into(&mut out).is_err());
+            assert_eq!(out, "kept");
         }
         assert!(JsonCursor::new(b"\"ab\\n12345678901234567890").unwrap().string().is_err());
         assert!(JsonCursor::new(b"\"ab\\").unwrap().string().is_err());

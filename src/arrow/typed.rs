@@ -8,7 +8,8 @@
 //! Values come either from the row images of events, matched to fields by name, or straight from
 //! a codec through the layout's [`RowSink`], by field: one at a time, or a message's rows column
 //! by column. All go through one conversion, `append_values`, which matches the column's Arrow
-//! type once for the values it is given.
+//! type once for the values it is given; but a codec writes the text of a text column straight
+//! into its sink (`RowSink::put_text`: JSON strings are unescaped there, with no string between).
 
 use std::sync::Arc;
 
@@ -213,6 +214,8 @@ impl ColumnSink {
 struct Scratch {
     text: String,
     floats: Vec<f32>,
+    /// Text written by a codec for a column that converts it (see `RowSink::put_text`).
+    written: String,
 }
 
 /// Checks and converts `values` (of the column `name`, each with its offset in the message) for
@@ -414,15 +417,13 @@ struct TypedField {
     filled: u64,
 }
 
-impl TypedField {
-    /// Marks the field as given its value of row image `image`; a second value for the same
-    /// image (the column `name`, at `at`) is a fault.
-    fn fill(&mut self, image: u64, name: &str, at: usize) -> FaultResult<()> {
-        if std::mem::replace(&mut self.filled, image) == image {
-            return Err(Fault::new(at, format!("column {name} appears twice in one row")));
-        }
-        Ok(())
+/// Marks a field (its [`TypedField::filled`]) as given its value of row image `image`; a second
+/// value for the same image (the column `name`, at `at`) is a fault.
+fn fill(filled: &mut u64, image: u64, name: &str, at: usize) -> FaultResult<()> {
+    if std::mem::replace(filled, image) == image {
+        return Err(Fault::new(at, format!("column {name} appears twice in one row")));
     }
+    Ok(())
 }
 
 pub struct TypedLayout {
@@ -625,10 +626,36 @@ impl RowSink for TypedLayout {
             return Ok(());
         };
         let f = &mut self.fields[field];
-        f.fill(self.images, name, at)?;
+        fill(&mut f.filled, self.images, name, at)?;
         let sink = if self.old_image { &mut f.before } else { &mut f.row };
         let value = std::iter::once((value, at));
         append_values(&f.spec, sink, value, name, self.zone, &mut self.stats, &mut self.scratch)
+    }
+
+    fn takes_text(&self, field: usize) -> bool {
+        self.fields.get(field).is_some_and(|f| f.spec.members.is_none() && matches!(f.row, ColumnSink::Text(_)))
+    }
+
+    fn put_text(
+        &mut self,
+        field: usize,
+        write: &mut dyn FnMut(&mut String) -> FaultResult<()>,
+        name: &str,
+        at: usize,
+    ) -> FaultResult<()> {
+        let f = &mut self.fields[field];
+        let sink = if self.old_image { &mut f.before } else { &mut f.row };
+        if let (ColumnSink::Text(text), None) = (sink, &f.spec.members) {
+            fill(&mut f.filled, self.images, name, at)?;
+            return text.append_text_with(write, f.spec.field.name());
+        }
+        // ENUM/SET names, other types: the text is converted as any other value is.
+        let mut written = std::mem::take(&mut self.scratch.written);
+        written.clear();
+        let put = write(&mut written)
+            .and_then(|()| self.put(Some(field), &Value::Text(std::borrow::Cow::Borrowed(&written)), name, at));
+        self.scratch.written = written;
+        put
     }
 
     fn end_image(&mut self) {
@@ -653,7 +680,7 @@ impl RowSink for TypedLayout {
         let image = self.images;
         for (j, (&field, &name)) in block.fields.iter().zip(block.names).enumerate() {
             let Some(f) = field.map(|field| &mut self.fields[field]) else { continue };
-            f.fill(image, name, block.column(j).next().map_or(0, |(_, at)| at))?;
+            fill(&mut f.filled, image, name, block.column(j).next().map_or(0, |(_, at)| at))?;
         }
         let (rows, olds) = (block.rows(), block.had_old.iter().filter(|&&old| old).count());
         if olds > 0 {
@@ -767,5 +794,57 @@ impl Layout for TypedLayout {
         };
         columns.push(Arc::new(before));
         columns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use arrow_array::{Array, Int64Array, StringArray};
+
+    use super::*;
+
+    /// `put_text` writes into a plain text column, and converts what it writes for any other
+    /// (ENUM names from numbers, integers), as `put` of the same text would.
+    #[test]
+    fn text_put_straight_or_converted_as_put_would() {
+        let kind = Field::new("kind", DataType::Utf8, true)
+            .with_metadata(HashMap::from([(MYSQL_TYPE_KEY.to_string(), "enum('a','b')".to_string())]));
+        let fields = Fields::from(vec![
+            Field::new("name", DataType::Utf8, true),
+            kind,
+            Field::new("qty", DataType::Int64, true),
+        ]);
+        let table = TableName::parse("shop.orders").unwrap();
+        let mut layout = TypedLayout::new(table, &fields, ServerZone::Utc).unwrap();
+        assert_eq!([0, 1, 2, 3].map(|f| layout.takes_text(f)), [true, false, false, false]);
+        let put = |layout: &mut TypedLayout, field: usize, text: &str| {
+            let mut write = |out: &mut String| {
+                out.push_str(text);
+                Ok(())
+            };
+            layout.put_text(field, &mut write, "c", 5)
+        };
+        layout.begin_image(false);
+        put(&mut layout, 0, "Zoë").unwrap();
+        put(&mut layout, 1, "2").unwrap();
+        put(&mut layout, 2, "42").unwrap();
+        layout.end_image();
+        layout.end_row(false);
+        layout.begin_image(false);
+        assert_eq!(put(&mut layout, 2, "x").unwrap_err().offset, 5);
+        layout.truncate(1);
+        layout.begin_image(false);
+        for field in [0, 1] {
+            put(&mut layout, field, "a").unwrap();
+            assert!(put(&mut layout, field, "b").unwrap_err().reason.contains("appears twice"));
+        }
+        layout.truncate(1);
+        let columns = layout.finish();
+        assert_eq!(columns[0].as_any().downcast_ref::<StringArray>().unwrap(), &StringArray::from(vec!["Zoë"]));
+        assert_eq!(columns[1].as_any().downcast_ref::<StringArray>().unwrap(), &StringArray::from(vec!["b"]));
+        assert_eq!(columns[2].as_any().downcast_ref::<Int64Array>().unwrap(), &Int64Array::from(vec![42]));
+        assert_eq!(columns[3].len(), 1);
     }
 }

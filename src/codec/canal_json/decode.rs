@@ -422,6 +422,9 @@ struct PlannedColumn {
     name: Range<usize>,
     form: ValueForm,
     field: Option<usize>,
+    /// Whether the field keeps text as written ([`RowSink::takes_text`]): a string value goes
+    /// straight into it.
+    text_field: bool,
 }
 
 impl DirectPlan {
@@ -431,7 +434,9 @@ impl DirectPlan {
         for d in types {
             let from = self.names.len();
             self.names.push_str(&d.name);
-            self.columns.push(PlannedColumn { name: from..self.names.len(), form: d.form, field: rows.field(&d.name) });
+            let field = rows.field(&d.name);
+            let text_field = d.form == ValueForm::Text && field.is_some_and(|f| rows.takes_text(f));
+            self.columns.push(PlannedColumn { name: from..self.names.len(), form: d.form, field, text_field });
         }
         self.hints_possible = hints_possible;
     }
@@ -666,10 +671,17 @@ impl CanalJsonCodec {
                     return Ok(None);
                 };
                 let at = cur.offset();
-                let mut value = Value::Null;
-                read_value(cur, column.form, &mut value)?;
-                rows.put(column.field, &value, plan.name(column), at)?;
-                cur.spare().give_value(value);
+                match column.field {
+                    Some(field) if column.text_field && cur.peek() == Some(b'"') => {
+                        rows.put_text(field, &mut |out| cur.string_into(out), plan.name(column), at)?;
+                    }
+                    _ => {
+                        let mut value = Value::Null;
+                        read_value(cur, column.form, &mut value)?;
+                        rows.put(column.field, &value, plan.name(column), at)?;
+                        cur.spare().give_value(value);
+                    }
+                }
                 position += 1;
             }
             if of != RowsOf::Change && position != plan.columns.len() {
