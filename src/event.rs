@@ -294,9 +294,7 @@ pub trait RowSink {
         name: &str,
         at: usize,
     ) -> FaultResult<()> {
-        let mut text = String::new();
-        write(&mut text)?;
-        self.put(Some(field), &Value::Text(Cow::Owned(text)), name, at)
+        put_written_text(self, field, write, name, at)
     }
     /// Ends the image begun last: fields that got no value are null.
     fn end_image(&mut self);
@@ -310,6 +308,20 @@ pub trait RowSink {
     fn rows(&self) -> usize;
     /// Takes back every row from `rows` on.
     fn truncate(&mut self, rows: usize);
+}
+
+/// [`RowSink::put_text`] for a field that does not keep text as written: the text `write` gives,
+/// then [`RowSink::put`] of it, converted as any other value is.
+pub(crate) fn put_written_text<S: RowSink + ?Sized>(
+    sink: &mut S,
+    field: usize,
+    write: &mut dyn FnMut(&mut String) -> FaultResult<()>,
+    name: &str,
+    at: usize,
+) -> FaultResult<()> {
+    let mut text = String::new();
+    write(&mut text)?;
+    sink.put(Some(field), &Value::Text(Cow::Owned(text)), name, at)
 }
 
 /// The rows of a message for [`RowSink::put_columns`]: a codec whose row images all describe

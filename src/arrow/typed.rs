@@ -23,7 +23,7 @@ use super::sink::{BooleanSink, PrimitiveSink, RunSink, Vector};
 use super::views::ViewBuilder;
 use super::Layout;
 use crate::error::{Fault, FaultResult};
-use crate::event::{same_name, Column, Event, EventKind, MessageEvents, RowColumns, RowSink, Value};
+use crate::event::{put_written_text, same_name, Column, Event, EventKind, MessageEvents, RowColumns, RowSink, Value};
 use crate::schema::mapping::MYSQL_TYPE_KEY;
 use crate::schema::mysql::{self, MySqlType, TypeDescription};
 use crate::schema::table::{ColumnDefinition, TableDefinition};
@@ -214,8 +214,6 @@ impl ColumnSink {
 struct Scratch {
     text: String,
     floats: Vec<f32>,
-    /// Text written by a codec for a column that converts it (see `RowSink::put_text`).
-    written: String,
 }
 
 /// Checks and converts `values` (of the column `name`, each with its offset in the message) for
@@ -649,13 +647,8 @@ impl RowSink for TypedLayout {
             fill(&mut f.filled, self.images, name, at)?;
             return text.append_text_with(write, f.spec.field.name());
         }
-        // ENUM/SET names, other types: the text is converted as any other value is.
-        let mut written = std::mem::take(&mut self.scratch.written);
-        written.clear();
-        let put = write(&mut written)
-            .and_then(|()| self.put(Some(field), &Value::Text(std::borrow::Cow::Borrowed(&written)), name, at));
-        self.scratch.written = written;
-        put
+        // ENUM/SET names, other types (a plan made before a DDL gave the column members).
+        put_written_text(self, field, write, name, at)
     }
 
     fn end_image(&mut self) {
