@@ -36,8 +36,8 @@ pub struct CanalJsonCodec {
     types: Vec<MySqlTypeEntry<'static>>,
     mysql_types: RepeatedTypes,
     sql_types: SqlTypes,
-    hints: TypeHints,
-    plan: DirectPlan,
+    hints: Recent<TypeHints>,
+    plans: Recent<DirectPlan>,
     /// The keys of objects, and of their rows, as the last ones wrote them.
     header_keys: KeyOrder<HeaderKey>,
     row_keys: RowKeys,
@@ -122,19 +122,55 @@ enum ValueForm {
     RawText,
 }
 
-/// The last `sqlType` object (JDBC type codes by column name), its text and the codes read from
-/// it. Before v5.4, TiCDC could not tell signed integers from unsigned, so it wrote `mysqlType`
-/// without `unsigned` and gave every integer column the code of the next wider type (TINYINT as
+/// The last few `sqlType` objects (JDBC type codes by column name), as [`SqlTypeObject`]s:
+/// TiCDC writes an unsigned integer column's code by the row's value (the next wider type above
+/// the signed maximum), so one table's messages alternate between a few objects. Before v5.4,
+/// TiCDC could not tell signed integers from unsigned, so it wrote `mysqlType` without `unsigned` and gave every integer column the code of the next wider type (TINYINT as
 /// SMALLINT, ..., BIGINT as DECIMAL); and it wrote BINARY and VARBINARY values as their raw
 /// text, with the code VARCHAR or CHAR, where it writes ISO-8859-1 under the code BLOB today.
 #[derive(Default)]
 struct SqlTypes {
+    objects: Recent<SqlTypeObject>,
+    /// Counts the objects read afresh, so that [`TypeHints`] know when to look again.
+    read: u64,
+}
+
+/// One `sqlType` object: its text and the codes read from it.
+#[derive(Default)]
+struct SqlTypeObject {
     text: Vec<u8>,
     /// Each code with its column's name, a span of `names` (one buffer: no allocation per name).
     codes: Vec<(Range<usize>, i64)>,
     names: String,
-    /// Counts the objects read afresh, so that [`TypeHints`] know when to look again.
+    /// Which object read afresh this is (see [`SqlTypes::read`]).
     generation: u64,
+}
+
+/// The last few of something a table's messages alternate between, the one in use first.
+struct Recent<T, const N: usize = 4>([T; N]);
+
+impl<T: Default, const N: usize> Default for Recent<T, N> {
+    fn default() -> Self {
+        Recent(std::array::from_fn(|_| T::default()))
+    }
+}
+
+impl<T, const N: usize> Recent<T, N> {
+    /// Puts first the one that `is`, saying whether there was one; else the oldest, to be
+    /// made afresh.
+    fn find(&mut self, mut is: impl FnMut(&T) -> bool) -> bool {
+        let found = self.0.iter().position(&mut is);
+        self.0[..=found.unwrap_or(N - 1)].rotate_right(1);
+        found.is_some()
+    }
+
+    fn first(&self) -> &T {
+        &self.0[0]
+    }
+
+    fn first_mut(&mut self) -> &mut T {
+        &mut self.0[0]
+    }
 }
 
 mod jdbc {
@@ -147,15 +183,32 @@ mod jdbc {
 }
 
 impl SqlTypes {
+    /// Reads the object, unless it repeats one of the last few.
     fn read(&mut self, cur: &mut JsonCursor<'_>) -> FaultResult<()> {
-        if cur.skip_if_next(&self.text) {
+        if self.objects.find(|object| cur.skip_if_next(&object.text)) {
             return Ok(());
         }
+        self.read += 1;
+        self.objects.first_mut().read_afresh(cur, self.read)
+    }
+
+    fn generation(&self) -> u64 {
+        self.objects.first().generation
+    }
+
+    fn code(&self, name: &str, position: usize) -> Option<i64> {
+        self.objects.first().code(name, position)
+    }
+}
+
+impl SqlTypeObject {
+    fn read_afresh(&mut self, cur: &mut JsonCursor<'_>, generation: u64) -> FaultResult<()> {
         cur.peek();
         let at = cur.offset();
+        self.text.clear();
         self.codes.clear();
         self.names.clear();
-        self.generation += 1;
+        self.generation = generation;
         if !cur.null()? {
             cur.begin_object()?;
             let mut first = true;
@@ -173,7 +226,6 @@ impl SqlTypes {
                 }
             }
         }
-        self.text.clear();
         self.text.extend_from_slice(cur.slice(at..cur.offset()).as_bytes());
         Ok(())
     }
@@ -231,12 +283,12 @@ impl Hint {
     }
 }
 
-/// The hints of the last pair of `mysqlType` and `sqlType` objects, by `mysqlType` position:
+/// The hints of a pair of `mysqlType` and `sqlType` objects, by `mysqlType` position:
 /// worked out when either object changes, applied to every message that repeats both (for
 /// TiCDC v5.4 and later there are none).
 #[derive(Default)]
 struct TypeHints {
-    generations: (u64, u64),
+    generations: Option<(u64, u64)>,
     hints: Vec<(usize, Hint)>,
 }
 
@@ -585,7 +637,7 @@ impl CanalJsonCodec {
                         return Ok(false);
                     }
                     self.plan(cur, types, &seen, rows);
-                    if !seen.codes && self.plan.hints_possible {
+                    if !seen.codes && self.plans.first().hints_possible {
                         return Ok(false);
                     }
                     let of = match (is_old, kind) {
@@ -632,8 +684,8 @@ impl CanalJsonCodec {
         seen: &TypesSeen,
         rows: &dyn RowSink,
     ) {
-        let key = (self.mysql_types.generation, seen.codes.then_some(self.sql_types.generation));
-        if self.plan.key == Some(key) {
+        let key = (self.mysql_types.generation, seen.codes.then_some(self.sql_types.generation()));
+        if self.plans.find(|plan| plan.key == Some(key)) {
             return;
         }
         if let Some(at) = seen.repeated_at {
@@ -643,8 +695,9 @@ impl CanalJsonCodec {
         if seen.codes {
             self.apply_hints(types);
         }
-        self.plan.rebuild(types, hints_possible, rows);
-        self.plan.key = Some(key);
+        let plan = self.plans.first_mut();
+        plan.rebuild(types, hints_possible, rows);
+        plan.key = Some(key);
     }
 
     /// Puts an array of rows into `rows`, as `of` says. Returns how many rows there were; None
@@ -655,7 +708,7 @@ impl CanalJsonCodec {
             return Ok(None);
         }
         let mut count = 0;
-        let plan = &self.plan;
+        let plan = self.plans.first();
         let keys = self.row_keys.under(self.mysql_types.generation);
         cur.begin_array()?;
         let mut first_row = true;
@@ -721,17 +774,18 @@ impl CanalJsonCodec {
 
     /// Applies the `sqlType` hints to the types just read (see [`SqlTypes`]).
     fn apply_hints(&mut self, types: &mut [MySqlTypeEntry<'_>]) {
-        let generations = (self.mysql_types.generation, self.sql_types.generation);
-        if self.hints.generations != generations {
-            self.hints.generations = generations;
-            self.hints.hints.clear();
+        let generations = Some((self.mysql_types.generation, self.sql_types.generation()));
+        if !self.hints.find(|hints| hints.generations == generations) {
+            let hints = self.hints.first_mut();
+            hints.generations = generations;
+            hints.hints.clear();
             for (i, d) in types.iter().enumerate() {
                 if let Some(hint) = self.sql_types.code(&d.name, i).and_then(|code| Hint::of(&d.ty, code)) {
-                    self.hints.hints.push((i, hint));
+                    hints.hints.push((i, hint));
                 }
             }
         }
-        for &(i, hint) in &self.hints.hints {
+        for &(i, hint) in &self.hints.first().hints {
             if let Some(column) = types.get_mut(i) {
                 hint.apply(column);
             }
@@ -1056,6 +1110,20 @@ mod tests {
     }
 
     #[test]
+    fn recent_keeps_the_last_found_first_and_makes_the_oldest_afresh() {
+        let mut recent = Recent::<u8, 3>([1, 2, 3]);
+        assert!(recent.find(|&x| x == 3));
+        assert_eq!(recent.0, [3, 1, 2]);
+        assert!(recent.find(|&x| x == 3));
+        assert_eq!(recent.0, [3, 1, 2]);
+        assert!(!recent.find(|&x| x == 9));
+        assert_eq!(recent.0, [2, 3, 1]);
+        *recent.first_mut() = 9;
+        assert!(recent.find(|&x| x == 1));
+        assert_eq!((recent.0, *recent.first()), ([1, 9, 3], 1));
+    }
+
+    #[test]
     fn the_direct_plan_follows_sql_type_with_a_repeated_mysql_type() {
         // The same `mysqlType` every time (kept, not rebuilt); `sqlType` says whether the
         // VARBINARY column's values are ISO-8859-1 (BLOB, 2004) or raw text (VARCHAR, 12, as
@@ -1067,18 +1135,36 @@ mod tests {
         };
         let latin1 = format!("{:?}", Value::Bytes(Cow::Borrowed(&[0xffu8][..])));
         let raw_text = format!("{:?}", Value::Bytes(Cow::Borrowed("\u{ff}".as_bytes())));
+        let blob = r#""sqlType":{"a":4,"b":2004},"#;
+        let varchar = r#""sqlType":{"a":4,"b":12},"#;
+        let blob_again = r#""sqlType":{"b":2004,"a":4},"#;
         let mut codec = CanalJsonCodec::default();
         for (sql_type, want) in [
-            (r#""sqlType":{"a":4,"b":2004},"#, Some(&latin1)),
-            (r#""sqlType":{"a":4,"b":12},"#, Some(&raw_text)),
-            (r#""sqlType":{"a":4,"b":2004},"#, Some(&latin1)),
+            (blob, Some(&latin1)),
+            (varchar, Some(&raw_text)),
+            (blob, Some(&latin1)),
             // Without `sqlType` the column could be either: left to the general reader.
             ("", None),
-            (r#""sqlType":{"a":4,"b":12},"#, Some(&raw_text)),
+            (varchar, Some(&raw_text)),
+            // Objects that alternate are all kept, in the order they were last used.
+            (blob, Some(&latin1)),
+            (varchar, Some(&raw_text)),
+            (blob_again, Some(&latin1)),
+            (varchar, Some(&raw_text)),
+            (blob, Some(&latin1)),
+            (blob_again, Some(&latin1)),
+            (varchar, Some(&raw_text)),
+            // An object cut short is no object to repeat: the one read before it still holds.
+            (r#""sqlType":{"a":4,"b":2004"#, None),
+            (varchar, Some(&raw_text)),
+            (blob, Some(&latin1)),
         ] {
             let text = message(sql_type);
             let (mut out, mut rows) = (MessageEvents::default(), Recorded::default());
-            let taken = codec.decode_rows(None, text.as_bytes(), &mut out, &mut rows).unwrap();
+            let Ok(taken) = codec.decode_rows(None, text.as_bytes(), &mut out, &mut rows) else {
+                assert!(want.is_none(), "{text}");
+                continue;
+            };
             assert_eq!(taken, want.is_some(), "{text}");
             if let Some(want) = want {
                 assert_eq!(rows.0[1], (Some(1), want.clone()), "{text}");
