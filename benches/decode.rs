@@ -65,6 +65,16 @@ fn canal_json(c: &mut Criterion) {
         group.finish();
     }
 
+    // The same messages spread over eight tables, as one Kafka partition carries them.
+    let tables = common::spread_over_tables(&messages, 8);
+    let tables_batch = common::value_batch(&tables);
+    let mut dec = decoder(LayoutOptions::Envelope);
+    check("envelope of 8 tables", &mut dec, &tables_batch);
+    let mut group = c.benchmark_group("canal_json/envelope_8_tables");
+    configure(&mut group, common::total_bytes(&tables));
+    group.bench_function("10k", |b| b.iter(|| black_box(dec.decode(black_box(&tables_batch)).unwrap())));
+    group.finish();
+
     // Reading the JSON and building nothing (see `common::skim_json`).
     let mut group = c.benchmark_group("canal_json/json_floor");
     configure(&mut group, bytes);

@@ -381,6 +381,23 @@ pub fn canal_json_messages(n: usize, seed: u64) -> Vec<Vec<u8>> {
     changes(n, seed).iter().map(canal_json_message).collect()
 }
 
+/// The messages spread over `tables` tables, as one Kafka partition carries them: message `i`
+/// is of table `orders_{i % tables}`, whose `status` column is named `status_{i % tables}` (so
+/// each table has its own `mysqlType` object, as tables do).
+pub fn spread_over_tables(messages: &[Vec<u8>], tables: usize) -> Vec<Vec<u8>> {
+    let replace = |m: &str, from: &str, to: &str| m.replace(from, to);
+    messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let m = std::str::from_utf8(m).expect("UTF-8 messages");
+            let k = i % tables;
+            let m = replace(m, &format!("\"table\":\"{TABLE}\""), &format!("\"table\":\"{TABLE}_{k}\""));
+            replace(&m, "\"status\"", &format!("\"status_{k}\"")).into_bytes()
+        })
+        .collect()
+}
+
 /// A batch with one `value` binary column holding `messages`, as a Kafka source gives it.
 pub fn value_batch(messages: &[Vec<u8>]) -> RecordBatch {
     let values = BinaryArray::from_iter_values(messages.iter().map(|m| m.as_slice()));

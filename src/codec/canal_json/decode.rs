@@ -8,10 +8,10 @@
 //! code point per byte) and are turned back into their bytes here.
 //!
 //! A table's messages repeat its `sqlType` and `mysqlType` objects byte for byte, so the codec
-//! remembers the last text of each and what it read from it: a message that repeats them is
-//! matched with one comparison instead of being parsed again (see [`RepeatedTypes`]). The direct
-//! path matches the keys of a row message, and of its rows, against the bytes the last one wrote
-//! in the same way ([`KeyOrder`]).
+//! remembers, per table ([`Tables`]), the text of each and what it read from it: a message that
+//! repeats them is matched with one comparison instead of being parsed again (see
+//! [`RepeatedTypes`]). The keys of a row message, and of its rows, are matched against the bytes
+//! the last one wrote in the same way ([`KeyOrder`]).
 //!
 //! `mysqlType` says all there is to know about a column in TiCDC v5.4 and later. Earlier releases
 //! (v4.0.9 to v5.3, `canal.go` `buildColumn`) wrote it without `unsigned` and wrote BINARY and
@@ -27,6 +27,7 @@ use crate::error::{Fault, FaultResult};
 use crate::event::{recycle, same_name, ColumnType, Event, EventKind, MessageEvents, RowSink, Text, Value};
 use crate::json::{JsonCursor, KeyOrder};
 use crate::schema::mysql::MySqlType;
+use rustc_hash::FxHashMap;
 
 #[derive(Default)]
 pub struct CanalJsonCodec {
@@ -34,13 +35,114 @@ pub struct CanalJsonCodec {
     old_rows: Vec<Range<usize>>,
     /// The `mysqlType` map's allocation, kept empty between objects (see [`recycle`]).
     types: Vec<MySqlTypeEntry<'static>>,
+    tables: Tables,
+    /// The keys of objects as the last one wrote them.
+    header_keys: KeyOrder<HeaderKey>,
+}
+
+/// What one table's messages repeat, and what the codec makes of it once: its type objects and
+/// the hints and direct plans read from them, and the keys of its rows as the last ones wrote
+/// them. Each part is checked against the message before it is used (the objects' text
+/// compared, the rest keyed by the objects' generations), so a message read with the cache of
+/// another table is read right, only more slowly.
+#[derive(Default)]
+struct TableCache {
     mysql_types: RepeatedTypes,
     sql_types: SqlTypes,
     hints: Recent<TypeHints>,
     plans: Recent<DirectPlan>,
-    /// The keys of objects, and of their rows, as the last ones wrote them.
-    header_keys: KeyOrder<HeaderKey>,
     row_keys: RowKeys,
+}
+
+/// The caches of the tables met, by name: one Kafka partition carries the messages of many
+/// tables, interleaved. The one in use is kept apart, where the codec reaches it directly.
+struct Tables {
+    /// The cache in use, and the `database` and `table` it was picked for (at first, the cache
+    /// of messages that name no table before they use one).
+    current: TableCache,
+    database: String,
+    table: String,
+    /// Every cache by its slot, but for the one in use, whose slot (`slot`) holds an empty one.
+    parked: Vec<TableCache>,
+    slot: usize,
+    /// Each slot by `database` NUL `table`, and a buffer to write that name in.
+    by_name: FxHashMap<String, usize>,
+    name: String,
+}
+
+/// Beyond this many tables the caches put aside are dropped and made again as tables come.
+const MAX_TABLES: usize = 4096;
+
+impl Default for Tables {
+    fn default() -> Self {
+        Tables {
+            current: TableCache::default(),
+            database: String::new(),
+            table: String::new(),
+            parked: vec![TableCache::default()],
+            slot: 0,
+            by_name: FxHashMap::default(),
+            name: String::new(),
+        }
+    }
+}
+
+impl Tables {
+    /// Reads `database` or `table` (`key`) into `h`, and makes the cache of the table it names
+    /// the one in use: as the header names it, unless the message has used a cache already (its
+    /// type objects come first), so that one message reads one cache.
+    fn read_name<'a>(
+        &mut self,
+        key: HeaderKey,
+        cur: &mut JsonCursor<'a>,
+        h: &mut Header<'a>,
+        seen: &TypesSeen,
+    ) -> FaultResult<()> {
+        let name = nullable_string(cur)?;
+        if key == HeaderKey::Database {
+            h.database = name
+        } else {
+            h.table = name
+        }
+        if !seen.types && !seen.codes {
+            self.name(h);
+        }
+        Ok(())
+    }
+
+    fn name(&mut self, h: &Header<'_>) {
+        if let (Some(database), Some(table)) = (&h.database, &h.table) {
+            if !same_name(database.as_bytes(), &self.database) || !same_name(table.as_bytes(), &self.table) {
+                self.pick(database, table);
+            }
+        }
+    }
+
+    #[cold]
+    fn pick(&mut self, database: &str, table: &str) {
+        self.name.clear();
+        self.name.extend([database, "\0", table]);
+        let next = match self.by_name.get(&self.name) {
+            Some(&slot) => slot,
+            None => {
+                if self.parked.len() > MAX_TABLES {
+                    self.parked.truncate(1);
+                    self.by_name.clear();
+                    self.slot = 0;
+                }
+                self.parked.push(TableCache::default());
+                self.by_name.insert(self.name.clone(), self.parked.len() - 1);
+                self.parked.len() - 1
+            }
+        };
+        std::mem::swap(&mut self.current, &mut self.parked[self.slot]);
+        std::mem::swap(&mut self.current, &mut self.parked[next]);
+        self.slot = next;
+        self.database.clear();
+        self.database.push_str(database);
+        self.table.clear();
+        self.table.push_str(table);
+    }
 }
 
 /// The keys of rows, each with its `mysqlType` position, learnt under one `mysqlType` object
@@ -530,22 +632,23 @@ impl CanalJsonCodec {
         while let Some(key) = self.header_keys.next(cur, nth, HeaderKey::of)? {
             nth += 1;
             match key {
-                HeaderKey::Database => h.database = nullable_string(cur)?,
-                HeaderKey::Table => h.table = nullable_string(cur)?,
+                HeaderKey::Database | HeaderKey::Table => self.tables.read_name(key, cur, &mut h, &seen)?,
                 HeaderKey::PkNames => h.keys = read_key_names(cur, out)?,
                 HeaderKey::IsDdl => h.is_ddl = !cur.null()? && cur.bool()?,
                 HeaderKey::Type => h.kind = nullable_string(cur)?,
                 HeaderKey::Sql => h.sql = nullable_string(cur)?,
-                HeaderKey::MySqlType => self.read_types(true, cur, types, &mut seen)?,
-                HeaderKey::SqlType => self.read_types(false, cur, types, &mut seen)?,
+                HeaderKey::MySqlType | HeaderKey::SqlType => {
+                    let table = &mut self.tables.current;
+                    table.read_types(key == HeaderKey::MySqlType, cur, types, &mut seen)?;
+                }
                 // Rows are read once their types are final: after `sqlType` too where it could
                 // change them.
                 HeaderKey::Data if seen.types_final(types) => {
-                    let keys = self.row_keys.under(self.mysql_types.generation);
+                    let keys = self.tables.current.row_keys();
                     data_read = read_rows(cur, types, keys, out, &mut self.data_rows)?;
                 }
                 HeaderKey::Old if seen.types_final(types) => {
-                    let keys = self.row_keys.under(self.mysql_types.generation);
+                    let keys = self.tables.current.row_keys();
                     old_read = read_rows(cur, types, keys, out, &mut self.old_rows)?;
                 }
                 HeaderKey::Data | HeaderKey::Old => {
@@ -565,7 +668,7 @@ impl CanalJsonCodec {
         }
         let end = cur.offset();
         // Row arrays met before their types are read now that the types are known.
-        let keys = self.row_keys.under(self.mysql_types.generation);
+        let keys = self.tables.current.row_keys();
         if let (Some(at), false) = (h.data_at, data_read) {
             cur.seek(at);
             read_rows(cur, types, keys, out, &mut self.data_rows)?;
@@ -595,8 +698,7 @@ impl CanalJsonCodec {
         while let Some(key) = self.header_keys.next(cur, nth, HeaderKey::of)? {
             nth += 1;
             match key {
-                HeaderKey::Database => h.database = nullable_string(cur)?,
-                HeaderKey::Table => h.table = nullable_string(cur)?,
+                HeaderKey::Database | HeaderKey::Table => self.tables.read_name(key, cur, &mut h, &seen)?,
                 HeaderKey::PkNames => {
                     read_key_names(cur, out)?;
                 }
@@ -614,14 +716,15 @@ impl CanalJsonCodec {
                     }
                 }
                 HeaderKey::MySqlType if !seen.types => {
-                    match self.mysql_types.skip(cur) {
+                    let mysql_types = &mut self.tables.current.mysql_types;
+                    match mysql_types.skip(cur) {
                         Some(at) => seen.repeated_at = Some(at),
-                        None => self.mysql_types.read_afresh(cur, types)?,
+                        None => mysql_types.read_afresh(cur, types)?,
                     }
                     seen.types = true;
                 }
                 HeaderKey::SqlType if !seen.codes => {
-                    self.sql_types.read(cur)?;
+                    self.tables.current.sql_types.read(cur)?;
                     seen.codes = true;
                 }
                 HeaderKey::MySqlType | HeaderKey::SqlType => return Ok(false),
@@ -636,8 +739,9 @@ impl CanalJsonCodec {
                     if !seen.types || new_rows > 0 || !rows.takes(database, table) {
                         return Ok(false);
                     }
-                    self.plan(cur, types, &seen, rows);
-                    if !seen.codes && self.plans.first().hints_possible {
+                    let table = &mut self.tables.current;
+                    table.plan(cur, types, &seen, rows);
+                    if !seen.codes && table.plans.first().hints_possible {
                         return Ok(false);
                     }
                     let of = match (is_old, kind) {
@@ -646,7 +750,7 @@ impl CanalJsonCodec {
                         (false, EventKind::Insert | EventKind::Delete) => RowsOf::Change,
                         _ => return Ok(false),
                     };
-                    match (of, self.put_rows(cur, rows, of)?) {
+                    match (of, table.put_rows(cur, rows, of)?) {
                         (RowsOf::UpdateOld, Some(1)) => old_rows = 1,
                         (RowsOf::UpdateNew, Some(1)) => {
                             rows.end_row(true);
@@ -672,124 +776,6 @@ impl CanalJsonCodec {
             out.events.push(ev);
         }
         Ok(true)
-    }
-
-    /// Makes the plan for this message's type objects, unless it is already made. Its
-    /// declared columns are in `types` when `mysqlType` was read afresh; a repeated one's are
-    /// rebuilt from the remembered object only here.
-    fn plan<'a>(
-        &mut self,
-        cur: &JsonCursor<'a>,
-        types: &mut Vec<MySqlTypeEntry<'a>>,
-        seen: &TypesSeen,
-        rows: &dyn RowSink,
-    ) {
-        let key = (self.mysql_types.generation, seen.codes.then_some(self.sql_types.generation()));
-        if self.plans.find(|plan| plan.key == Some(key)) {
-            return;
-        }
-        if let Some(at) = seen.repeated_at {
-            self.mysql_types.declared(cur, at, types);
-        }
-        let hints_possible = types.iter().any(|d| Hint::possible(&d.ty));
-        if seen.codes {
-            self.apply_hints(types);
-        }
-        let plan = self.plans.first_mut();
-        plan.rebuild(types, hints_possible, rows);
-        plan.key = Some(key);
-    }
-
-    /// Puts an array of rows into `rows`, as `of` says. Returns how many rows there were; None
-    /// for rows that do not list the declared columns in their order (all of them, for an
-    /// UPDATE's rows, so that its old row is whole).
-    fn put_rows(&mut self, cur: &mut JsonCursor<'_>, rows: &mut dyn RowSink, of: RowsOf) -> FaultResult<Option<usize>> {
-        if cur.null()? {
-            return Ok(None);
-        }
-        let mut count = 0;
-        let plan = self.plans.first();
-        let keys = self.row_keys.under(self.mysql_types.generation);
-        cur.begin_array()?;
-        let mut first_row = true;
-        while cur.next_item(&mut first_row)? {
-            if cur.null()? {
-                return Ok(None);
-            }
-            rows.begin_image(of == RowsOf::UpdateOld);
-            cur.begin_object()?;
-            let mut position = 0;
-            while let Some(found) = keys.next(cur, position, |name| plan.position_of(name, position))? {
-                let (true, Some(column)) = (found == Some(position), plan.columns.get(position)) else {
-                    return Ok(None);
-                };
-                let at = cur.offset();
-                match column.field {
-                    Some(field) if column.text_field && cur.peek() == Some(b'"') => {
-                        rows.put_text(field, &mut |out| cur.string_into(out), plan.name(column), at)?;
-                    }
-                    _ => {
-                        let mut value = Value::Null;
-                        read_value(cur, column.form, &mut value)?;
-                        rows.put(column.field, &value, plan.name(column), at)?;
-                        cur.spare().give_value(value);
-                    }
-                }
-                position += 1;
-            }
-            if of != RowsOf::Change && position != plan.columns.len() {
-                return Ok(None);
-            }
-            rows.end_image();
-            if of == RowsOf::Change {
-                rows.end_row(false);
-            }
-            count += 1;
-        }
-        Ok(Some(count))
-    }
-
-    /// Reads `mysqlType` (or else `sqlType`), applying the hints once both are read.
-    fn read_types<'a>(
-        &mut self,
-        mysql_type: bool,
-        cur: &mut JsonCursor<'a>,
-        types: &mut Vec<MySqlTypeEntry<'a>>,
-        seen: &mut TypesSeen,
-    ) -> FaultResult<()> {
-        if mysql_type {
-            if !self.mysql_types.read(cur, types) {
-                self.mysql_types.read_afresh(cur, types)?;
-            }
-            seen.types = true;
-        } else {
-            self.sql_types.read(cur)?;
-            seen.codes = true;
-        }
-        if seen.types && seen.codes {
-            self.apply_hints(types);
-        }
-        Ok(())
-    }
-
-    /// Applies the `sqlType` hints to the types just read (see [`SqlTypes`]).
-    fn apply_hints(&mut self, types: &mut [MySqlTypeEntry<'_>]) {
-        let generations = Some((self.mysql_types.generation, self.sql_types.generation()));
-        if !self.hints.find(|hints| hints.generations == generations) {
-            let hints = self.hints.first_mut();
-            hints.generations = generations;
-            hints.hints.clear();
-            for (i, d) in types.iter().enumerate() {
-                if let Some(hint) = self.sql_types.code(&d.name, i).and_then(|code| Hint::of(&d.ty, code)) {
-                    hints.hints.push((i, hint));
-                }
-            }
-        }
-        for &(i, hint) in &self.hints.first().hints {
-            if let Some(column) = types.get_mut(i) {
-                hint.apply(column);
-            }
-        }
     }
 
     fn emit<'a>(&self, h: Header<'a>, at: usize, out: &mut MessageEvents<'a>) -> FaultResult<()> {
@@ -938,6 +924,131 @@ fn read_rows<'a>(
         rows.push(start..out.columns.len());
     }
     Ok(true)
+}
+
+impl TableCache {
+    /// The keys of rows, learnt under the `mysqlType` object read last.
+    fn row_keys(&mut self) -> &mut KeyOrder<Option<usize>> {
+        self.row_keys.under(self.mysql_types.generation)
+    }
+
+    /// Makes the plan for this message's type objects, unless it is already made. Its
+    /// declared columns are in `types` when `mysqlType` was read afresh; a repeated one's are
+    /// rebuilt from the remembered object only here.
+    fn plan<'a>(
+        &mut self,
+        cur: &JsonCursor<'a>,
+        types: &mut Vec<MySqlTypeEntry<'a>>,
+        seen: &TypesSeen,
+        rows: &dyn RowSink,
+    ) {
+        let key = (self.mysql_types.generation, seen.codes.then_some(self.sql_types.generation()));
+        if self.plans.find(|plan| plan.key == Some(key)) {
+            return;
+        }
+        if let Some(at) = seen.repeated_at {
+            self.mysql_types.declared(cur, at, types);
+        }
+        let hints_possible = types.iter().any(|d| Hint::possible(&d.ty));
+        if seen.codes {
+            self.apply_hints(types);
+        }
+        let plan = self.plans.first_mut();
+        plan.rebuild(types, hints_possible, rows);
+        plan.key = Some(key);
+    }
+
+    /// Puts an array of rows into `rows`, as `of` says. Returns how many rows there were; None
+    /// for rows that do not list the declared columns in their order (all of them, for an
+    /// UPDATE's rows, so that its old row is whole).
+    fn put_rows(&mut self, cur: &mut JsonCursor<'_>, rows: &mut dyn RowSink, of: RowsOf) -> FaultResult<Option<usize>> {
+        if cur.null()? {
+            return Ok(None);
+        }
+        let mut count = 0;
+        let plan = self.plans.first();
+        let keys = self.row_keys.under(self.mysql_types.generation);
+        cur.begin_array()?;
+        let mut first_row = true;
+        while cur.next_item(&mut first_row)? {
+            if cur.null()? {
+                return Ok(None);
+            }
+            rows.begin_image(of == RowsOf::UpdateOld);
+            cur.begin_object()?;
+            let mut position = 0;
+            while let Some(found) = keys.next(cur, position, |name| plan.position_of(name, position))? {
+                let (true, Some(column)) = (found == Some(position), plan.columns.get(position)) else {
+                    return Ok(None);
+                };
+                let at = cur.offset();
+                match column.field {
+                    Some(field) if column.text_field && cur.peek() == Some(b'"') => {
+                        rows.put_text(field, &mut |out| cur.string_into(out), plan.name(column), at)?;
+                    }
+                    _ => {
+                        let mut value = Value::Null;
+                        read_value(cur, column.form, &mut value)?;
+                        rows.put(column.field, &value, plan.name(column), at)?;
+                        cur.spare().give_value(value);
+                    }
+                }
+                position += 1;
+            }
+            if of != RowsOf::Change && position != plan.columns.len() {
+                return Ok(None);
+            }
+            rows.end_image();
+            if of == RowsOf::Change {
+                rows.end_row(false);
+            }
+            count += 1;
+        }
+        Ok(Some(count))
+    }
+
+    /// Reads `mysqlType` (or else `sqlType`), applying the hints once both are read.
+    fn read_types<'a>(
+        &mut self,
+        mysql_type: bool,
+        cur: &mut JsonCursor<'a>,
+        types: &mut Vec<MySqlTypeEntry<'a>>,
+        seen: &mut TypesSeen,
+    ) -> FaultResult<()> {
+        if mysql_type {
+            if !self.mysql_types.read(cur, types) {
+                self.mysql_types.read_afresh(cur, types)?;
+            }
+            seen.types = true;
+        } else {
+            self.sql_types.read(cur)?;
+            seen.codes = true;
+        }
+        if seen.types && seen.codes {
+            self.apply_hints(types);
+        }
+        Ok(())
+    }
+
+    /// Applies the `sqlType` hints to the types just read (see [`SqlTypes`]).
+    fn apply_hints(&mut self, types: &mut [MySqlTypeEntry<'_>]) {
+        let generations = Some((self.mysql_types.generation, self.sql_types.generation()));
+        if !self.hints.find(|hints| hints.generations == generations) {
+            let hints = self.hints.first_mut();
+            hints.generations = generations;
+            hints.hints.clear();
+            for (i, d) in types.iter().enumerate() {
+                if let Some(hint) = self.sql_types.code(&d.name, i).and_then(|code| Hint::of(&d.ty, code)) {
+                    hints.hints.push((i, hint));
+                }
+            }
+        }
+        for &(i, hint) in &self.hints.first().hints {
+            if let Some(column) = types.get_mut(i) {
+                hint.apply(column);
+            }
+        }
+    }
 }
 
 /// The type of every column of a message that carries no `mysqlType` at all. TiCDC and Canal
@@ -1171,6 +1282,49 @@ mod tests {
                 assert_eq!(rows.0[0].0, Some(0));
             }
         }
+    }
+
+    /// Messages of several tables, interleaved as one Kafka partition carries them (and some
+    /// naming their table only after their types), read by one codec as a codec of their own
+    /// reads each.
+    #[test]
+    fn interleaved_tables_read_as_each_alone() {
+        let message = |table: &str, sql_type: &str, types: &str, data: &str, table_last: bool| {
+            let head = format!(r#""database":"d","table":"{table}","pkNames":["a"],"isDdl":false,"type":"INSERT""#);
+            let body = format!(r#""sqlType":{sql_type},"mysqlType":{types},"data":[{data}],"old":null"#);
+            if table_last {
+                format!("{{{body},{head}}}")
+            } else {
+                format!("{{{head},{body}}}")
+            }
+        };
+        let t1 = |v: &str, last| message("t1", r#"{"a":4,"b":12}"#, r#"{"a":"int","b":"varchar"}"#, v, last);
+        // Before v5.4: an INT's code says its sign is unknown, a VARBINARY's that it is raw text.
+        let t2 = |v: &str, last| message("t2", r#"{"a":-5,"b":12}"#, r#"{"a":"int","b":"varbinary"}"#, v, last);
+        let t3 = |v: &str, last| message("t3", r#"{"a":-5,"b":2004}"#, r#"{"a":"bigint","b":"blob"}"#, v, last);
+        let messages = [
+            t1(r#"{"a":"1","b":"x"}"#, false),
+            t2(r#"{"a":"4294967295","b":"\u00ff"}"#, false),
+            t3(r#"{"a":"-3","b":"\u00ff"}"#, false),
+            t1(r#"{"a":"2","b":"\u00ff"}"#, false),
+            t2(r#"{"a":"5","b":"y"}"#, true),
+            t2(r#"{"a":"6","b":"\u00ff"}"#, false),
+            t3(r#"{"a":"7","b":"z"}"#, true),
+            t1(r#"{"a":"8","b":"w"}"#, true),
+            t3(r#"{"a":"9","b":"\u00ff"}"#, false),
+            t1(r#"{"a":"10","b":"v"}"#, false),
+        ];
+        let mut codec = CanalJsonCodec::default();
+        for m in messages.iter().chain(&messages) {
+            assert_eq!(columns(&mut codec, m), columns(&mut CanalJsonCodec::default(), m), "{m}");
+            let read_rows = |codec: &mut CanalJsonCodec| {
+                let (mut out, mut rows) = (MessageEvents::default(), Recorded::default());
+                let taken = codec.decode_rows(None, m.as_bytes(), &mut out, &mut rows).unwrap();
+                (taken, rows.0)
+            };
+            assert_eq!(read_rows(&mut codec), read_rows(&mut CanalJsonCodec::default()), "{m}");
+        }
+        assert_eq!(codec.tables.by_name.len(), 3);
     }
 
     #[test]
