@@ -227,7 +227,8 @@ enum ValueForm {
 /// The last few `sqlType` objects (JDBC type codes by column name), as [`SqlTypeObject`]s:
 /// TiCDC writes an unsigned integer column's code by the row's value (the next wider type above
 /// the signed maximum), so one table's messages alternate between a few objects. Before v5.4,
-/// TiCDC could not tell signed integers from unsigned, so it wrote `mysqlType` without `unsigned` and gave every integer column the code of the next wider type (TINYINT as
+/// TiCDC could not tell signed integers from unsigned, so it wrote `mysqlType` without
+/// `unsigned` and gave every integer column the code of the next wider type (TINYINT as
 /// SMALLINT, ..., BIGINT as DECIMAL); and it wrote BINARY and VARBINARY values as their raw
 /// text, with the code VARCHAR or CHAR, where it writes ISO-8859-1 under the code BLOB today.
 #[derive(Default)]
@@ -1325,6 +1326,23 @@ mod tests {
             assert_eq!(read_rows(&mut codec), read_rows(&mut CanalJsonCodec::default()), "{m}");
         }
         assert_eq!(codec.tables.by_name.len(), 3);
+    }
+
+    /// Past [`MAX_TABLES`] the caches are dropped, and the tables that come after are read right.
+    #[test]
+    fn more_tables_than_the_caches_hold_read_right() {
+        let message = |table: usize, value: usize| {
+            format!(
+                r#"{{"database":"d","table":"t{table}","pkNames":["a"],"isDdl":false,"type":"INSERT","sqlType":{{"a":4,"c{table}":-5}},"mysqlType":{{"a":"int","c{table}":"int"}},"data":[{{"a":"{value}","c{table}":"{value}"}}],"old":null}}"#
+            )
+        };
+        let mut codec = CanalJsonCodec::default();
+        for table in (0..MAX_TABLES + 3).chain([0, 1, MAX_TABLES + 1, 2, 0]) {
+            let m = message(table, table + 7);
+            assert_eq!(columns(&mut codec, &m), columns(&mut CanalJsonCodec::default(), &m), "{m}");
+        }
+        assert!(codec.tables.by_name.len() <= MAX_TABLES + 1);
+        assert_eq!(codec.tables.parked.len(), codec.tables.by_name.len() + 1);
     }
 
     #[test]
