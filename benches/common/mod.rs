@@ -385,15 +385,14 @@ pub fn canal_json_messages(n: usize, seed: u64) -> Vec<Vec<u8>> {
 /// is of table `orders_{i % tables}`, whose `status` column is named `status_{i % tables}` (so
 /// each table has its own `mysqlType` object, as tables do).
 pub fn spread_over_tables(messages: &[Vec<u8>], tables: usize) -> Vec<Vec<u8>> {
-    let replace = |m: &str, from: &str, to: &str| m.replace(from, to);
     messages
         .iter()
         .enumerate()
         .map(|(i, m)| {
             let m = std::str::from_utf8(m).expect("UTF-8 messages");
             let k = i % tables;
-            let m = replace(m, &format!("\"table\":\"{TABLE}\""), &format!("\"table\":\"{TABLE}_{k}\""));
-            replace(&m, "\"status\"", &format!("\"status_{k}\"")).into_bytes()
+            let m = m.replace(&format!("\"table\":\"{TABLE}\""), &format!("\"table\":\"{TABLE}_{k}\""));
+            m.replace("\"status\"", &format!("\"status_{k}\"")).into_bytes()
         })
         .collect()
 }

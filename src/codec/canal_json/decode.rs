@@ -57,17 +57,15 @@ struct TableCache {
 /// The caches of the tables met, by name: one Kafka partition carries the messages of many
 /// tables, interleaved. The one in use is kept apart, where the codec reaches it directly.
 struct Tables {
-    /// The cache in use, and the `database` and `table` it was picked for (at first, the cache
-    /// of messages that name no table before they use one).
+    /// The cache in use (at first, the cache of messages that name no table before they use
+    /// one), and the name it was picked for, `database` NUL `table`.
     current: TableCache,
-    database: String,
-    table: String,
+    name: String,
     /// Every cache by its slot, but for the one in use, whose slot (`slot`) holds an empty one.
     parked: Vec<TableCache>,
     slot: usize,
-    /// Each slot by `database` NUL `table`, and a buffer to write that name in.
+    /// Each slot by name.
     by_name: FxHashMap<String, usize>,
-    name: String,
 }
 
 /// Beyond this many tables the caches put aside are dropped and made again as tables come.
@@ -77,12 +75,10 @@ impl Default for Tables {
     fn default() -> Self {
         Tables {
             current: TableCache::default(),
-            database: String::new(),
-            table: String::new(),
+            name: String::new(),
             parked: vec![TableCache::default()],
             slot: 0,
             by_name: FxHashMap::default(),
-            name: String::new(),
         }
     }
 }
@@ -112,7 +108,12 @@ impl Tables {
 
     fn name(&mut self, h: &Header<'_>) {
         if let (Some(database), Some(table)) = (&h.database, &h.table) {
-            if !same_name(database.as_bytes(), &self.database) || !same_name(table.as_bytes(), &self.table) {
+            let (name, n) = (self.name.as_bytes(), database.len());
+            let named = name.len() == n + 1 + table.len()
+                && name[n] == 0
+                && same_name(&name[..n], database.as_bytes())
+                && same_name(&name[n + 1..], table.as_bytes());
+            if !named {
                 self.pick(database, table);
             }
         }
@@ -138,10 +139,6 @@ impl Tables {
         std::mem::swap(&mut self.current, &mut self.parked[self.slot]);
         std::mem::swap(&mut self.current, &mut self.parked[next]);
         self.slot = next;
-        self.database.clear();
-        self.database.push_str(database);
-        self.table.clear();
-        self.table.push_str(table);
     }
 }
 
