@@ -971,6 +971,36 @@ fn typed_rows_re_encode_by_the_schema_version_they_name() {
 }
 
 #[test]
+fn typed_enum_members_come_from_the_messages_table_schema() {
+    // TiCDC's decoder reads rows by the `tableSchema` a DDL or BOOTSTRAP carries, not by its SQL
+    // text: where the two disagree on an ENUM's members, the table schema names the value.
+    let mut schema = own_schema();
+    schema.columns.retain(|c| c.name == "id" || c.name == "kind");
+    schema.columns[1].data_type.mysql_type = "enum".into();
+    schema.columns[1].data_type.elements = Some(vec!["b".into(), "a".into()]);
+    let create = format!(
+        r#"{{"version":1,"type":"CREATE","sql":"CREATE TABLE orders (id INT PRIMARY KEY, kind ENUM('a','b'))","commitTs":449543017000000010,"buildTs":1,"tableSchema":{}}}"#,
+        schema.to_json()
+    );
+    let insert = format!(
+        r#"{{"version":1,"database":"shop","table":"orders","tableID":42,"type":"INSERT","commitTs":449543017000000011,"buildTs":1,"schemaVersion":{},"data":{{"id":"1","kind":"1"}}}}"#,
+        schema.version
+    );
+    let input = batch(&[create.into_bytes(), insert.into_bytes()]);
+    let name = TableName::parse("shop.orders").unwrap();
+    let fields = vec![
+        Field::new("id", DataType::Int32, true),
+        Field::new("kind", DataType::Utf8, true)
+            .with_metadata([("mysql_type".to_string(), "enum('a','b')".to_string())].into()),
+    ];
+    let layout = LayoutOptions::Typed { table: name, schema: Arc::new(Schema::new(fields)) };
+    let out = decoder(Protocol::SimpleJson, OnError::Raise, |o| o.layout = layout).decode(&input).unwrap();
+    let kind = out.column_by_name("kind").unwrap().as_string::<i32>();
+    assert_eq!(ops(&out), ["DDL", "INSERT"]);
+    assert_eq!(kind.value(1), "b");
+}
+
+#[test]
 fn a_value_the_announced_schema_lacks_is_refused() {
     // Without a DDL or BOOTSTRAP to go by, the encoder announces the version with a BOOTSTRAP
     // built from the first row's columns; a later row of that version with another column

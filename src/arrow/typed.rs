@@ -22,6 +22,7 @@ use rustc_hash::FxHashMap;
 use super::sink::{BooleanSink, PrimitiveSink, RunSink, Vector};
 use super::views::ViewBuilder;
 use super::Layout;
+use crate::codec::simple::TableSchema;
 use crate::error::{Fault, FaultResult};
 use crate::event::{put_written_text, same_name, Column, Event, EventKind, MessageEvents, RowColumns, RowSink, Value};
 use crate::schema::mapping::MYSQL_TYPE_KEY;
@@ -495,15 +496,27 @@ impl TypedLayout {
         sql.contains("rename") && sql.contains(&self.table.table.to_ascii_lowercase())
     }
 
-    /// Follows a DDL statement of this table: a `CREATE TABLE` (re)starts the definition, other
-    /// statements change it; the ENUM/SET members used to read values are taken from it again.
-    fn follow(&mut self, schema: Option<&str>, sql: &str) {
-        if !crate::schema::ddl::follow_ddl(&mut self.definition, &self.table, schema, sql) {
+    /// Follows a DDL or BOOTSTRAP event of this table: a `CREATE TABLE` (re)starts the
+    /// definition, other statements change it; then a table schema the event carries (Simple's
+    /// `tableSchema`, from which TiCDC's own decoder reads the rows after it) replaces it. The
+    /// ENUM/SET members used to read values are taken from the definition again.
+    fn follow(&mut self, event: &Event<'_>) {
+        let followed = event.ddl.as_deref().is_some_and(|sql| {
+            crate::schema::ddl::follow_ddl(&mut self.definition, &self.table, event.schema.as_deref(), sql)
+        });
+        if let Some(definition) = self.definition.as_ref().filter(|_| followed) {
+            // RENAME TABLE: the table's events now come under its new name.
+            self.table = TableName { schema: definition.schema.clone(), table: definition.table.clone() };
+        }
+        let carried = event.table_schema.as_deref().and_then(|text| TableSchema::from_json(text).ok());
+        let carried = carried.map(|s| s.definition()).filter(|d| self.table.matches(Some(&d.schema), Some(&d.table)));
+        if carried.is_none() && !followed {
             return;
         }
+        if carried.is_some() {
+            self.definition = carried;
+        }
         let Some(definition) = &self.definition else { return };
-        // RENAME TABLE: the table's events now come under its new name.
-        self.table = TableName { schema: definition.schema.clone(), table: definition.table.clone() };
         for spec in self.fields.iter_mut().map(|f| &mut f.spec) {
             if let Some(column) = definition.columns.iter().find(|c| c.name.eq_ignore_ascii_case(spec.field.name())) {
                 spec.members = enum_members(&column.ty);
@@ -541,8 +554,8 @@ impl TypedLayout {
 
     fn append_events(&mut self, events: &MessageEvents<'_>, kept: &[usize]) -> FaultResult<()> {
         for event in kept.iter().map(|&i| &events.events[i]) {
-            if let (EventKind::Ddl, Some(sql)) = (event.kind, event.ddl.as_deref()) {
-                self.follow(event.schema.as_deref(), sql);
+            if matches!(event.kind, EventKind::Ddl | EventKind::Bootstrap) {
+                self.follow(event);
             }
             match event.after.clone().or(event.before.clone()) {
                 Some(image) => self.append_image(false, &events.columns, image)?,
