@@ -123,20 +123,21 @@ impl Tables {
     fn pick(&mut self, database: &str, table: &str) {
         self.name.clear();
         self.name.extend([database, "\0", table]);
+        // The cache in use goes back to its slot, whose empty one goes to the slot picked.
+        std::mem::swap(&mut self.current, &mut self.parked[self.slot]);
         let next = match self.by_name.get(&self.name) {
             Some(&slot) => slot,
             None => {
                 if self.parked.len() > MAX_TABLES {
+                    // Slot 0, the cache of messages that name no table, is kept.
                     self.parked.truncate(1);
                     self.by_name.clear();
-                    self.slot = 0;
                 }
                 self.parked.push(TableCache::default());
                 self.by_name.insert(self.name.clone(), self.parked.len() - 1);
                 self.parked.len() - 1
             }
         };
-        std::mem::swap(&mut self.current, &mut self.parked[self.slot]);
         std::mem::swap(&mut self.current, &mut self.parked[next]);
         self.slot = next;
     }
@@ -1340,6 +1341,18 @@ mod tests {
         }
         assert!(codec.tables.by_name.len() <= MAX_TABLES + 1);
         assert_eq!(codec.tables.parked.len(), codec.tables.by_name.len() + 1);
+    }
+
+    #[test]
+    fn the_cache_of_messages_that_name_no_table_outlasts_the_bound() {
+        let mut tables = Tables::default();
+        tables.current.row_keys.generation = Some(7);
+        for table in 0..MAX_TABLES + 2 {
+            tables.pick("d", &format!("t{table}"));
+        }
+        assert_ne!(tables.slot, 0);
+        assert_eq!(tables.parked[0].row_keys.generation, Some(7));
+        assert_eq!(tables.parked[tables.slot].row_keys.generation, None);
     }
 
     #[test]
