@@ -38,6 +38,63 @@ pub struct CanalJsonCodec {
     tables: Tables,
     /// The keys of objects as the last one wrote them.
     header_keys: KeyOrder<HeaderKey>,
+    head: RepeatedHead,
+}
+
+/// The members a row message opens with that every message of a table repeats byte for byte
+/// (TiCDC's `id`, `database`, `table`, `pkNames` and `isDdl`), as the direct path last read them:
+/// a message that opens with the same bytes is past them with one comparison, its table named
+/// by the same spans. The first `type`, type object, row array or `_tidb` ends them, and
+/// `isDdl: true` is never among them.
+#[derive(Default)]
+struct RepeatedHead {
+    /// The bytes from the object's `{` to the end of the last member's value.
+    text: Vec<u8>,
+    members: usize,
+    database: Option<Range<usize>>,
+    table: Option<Range<usize>>,
+}
+
+impl RepeatedHead {
+    /// Whether a member of this kind can be part of a head.
+    fn takes(key: HeaderKey) -> bool {
+        matches!(key, HeaderKey::Database | HeaderKey::Table | HeaderKey::PkNames | HeaderKey::IsDdl | HeaderKey::Other)
+    }
+
+    /// Moves past the head when the object at `cur` opens with it, and names its table in `h`;
+    /// returns how many members it held (0: not repeated, the cursor unmoved).
+    fn skip<'a>(&self, cur: &mut JsonCursor<'a>, h: &mut Header<'a>) -> usize {
+        if !cur.skip_if_next(&self.text) {
+            return 0;
+        }
+        let at = cur.offset() - self.text.len();
+        let name =
+            |span: &Option<Range<usize>>| span.as_ref().map(|s| Cow::Borrowed(cur.slice(at + s.start..at + s.end)));
+        h.database = name(&self.database);
+        h.table = name(&self.table);
+        self.members
+    }
+
+    /// Remembers `head`, the text of an object's first `members` members, which named its
+    /// table in `h`; a name with escapes (not a span of the message) leaves no head.
+    fn remember(&mut self, head: &str, members: usize, h: &Header<'_>) {
+        let span = |name: &Option<Text<'_>>| match name {
+            None => Some(None),
+            Some(Cow::Borrowed(name)) => span_in(head, name).map(Some),
+            Some(Cow::Owned(_)) => None,
+        };
+        self.text.clear();
+        if let (Some(database), Some(table)) = (span(&h.database), span(&h.table)) {
+            self.text.extend_from_slice(head.as_bytes());
+            (self.members, self.database, self.table) = (members, database, table);
+        }
+    }
+}
+
+/// Where `part`, a slice of `whole`, lies in it; None when it is not one.
+fn span_in(whole: &str, part: &str) -> Option<Range<usize>> {
+    let from = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
+    (from.saturating_add(part.len()) <= whole.len()).then_some(from..from + part.len())
 }
 
 /// What one table's messages repeat, and what the codec makes of it once: its type objects and
@@ -450,10 +507,7 @@ impl RepeatedTypes {
         self.entries.clear();
         self.generation += 1;
         let object = cur.slice(at..cur.offset());
-        let offset_of = |s: &str| {
-            let from = (s.as_ptr() as usize).wrapping_sub(object.as_ptr() as usize);
-            (from.saturating_add(s.len()) <= object.len()).then_some(from..from + s.len())
-        };
+        let offset_of = |s: &str| span_in(object, s);
         for MySqlTypeEntry { name, ty, .. } in types {
             let (Cow::Borrowed(name), Some(Cow::Borrowed(text))) = (name, &ty.text) else { break };
             let (Some(name), Some(text)) = (offset_of(name), offset_of(text)) else { break };
@@ -692,9 +746,21 @@ impl CanalJsonCodec {
         let mut seen = TypesSeen::default();
         let mut kind = None;
         let (mut old_rows, mut new_rows) = (0, 0);
-        cur.begin_object()?;
-        let mut nth = 0;
+        cur.peek();
+        let object_at = cur.offset();
+        let mut nth = self.head.skip(cur, &mut h);
+        // Where the head ends while every member read so far can be in it.
+        let mut head_end = (nth == 0).then_some(object_at);
+        if nth == 0 {
+            cur.begin_object()?;
+        } else {
+            self.tables.name(&h);
+        }
         while let Some(key) = self.header_keys.next(cur, nth, HeaderKey::of)? {
+            if let Some(end) = head_end.filter(|_| !RepeatedHead::takes(key)) {
+                self.head.remember(cur.slice(object_at..end), nth, &h);
+                head_end = None;
+            }
             nth += 1;
             match key {
                 HeaderKey::Database | HeaderKey::Table => self.tables.read_name(key, cur, &mut h, &seen)?,
@@ -761,6 +827,9 @@ impl CanalJsonCodec {
                 }
                 HeaderKey::TiDb => read_tidb(cur, &mut h)?,
                 HeaderKey::Sql | HeaderKey::Other => cur.skip_value()?,
+            }
+            if head_end.is_some() {
+                head_end = Some(cur.offset());
             }
         }
         if new_rows == 0 || h.only_handle_key || h.claim_check.is_some() {
@@ -1324,6 +1393,47 @@ mod tests {
             assert_eq!(read_rows(&mut codec), read_rows(&mut CanalJsonCodec::default()), "{m}");
         }
         assert_eq!(codec.tables.by_name.len(), 3);
+    }
+
+    /// A head repeated byte for byte is skipped; one that differs anywhere, by a byte or in its
+    /// length, is read, and the table it names is the one its rows and events go to.
+    #[test]
+    fn repeated_heads_name_the_table_they_repeat() {
+        let message = |head: &str, value: &str| {
+            format!(
+                r#"{{{head},"type":"INSERT","sqlType":{{"a":4,"b":12}},"mysqlType":{{"a":"int","b":"varchar"}},"data":[{{"a":"{value}","b":"x"}}],"old":null}}"#
+            )
+        };
+        let head = |id: &str, database: &str, table: &str, is_ddl: &str| {
+            format!(r#""id":{id},"database":{database},"table":{table},"pkNames":["a"],"isDdl":{is_ddl}"#)
+        };
+        let messages = [
+            message(&head("0", r#""d""#, r#""t1""#, "false"), "1"),
+            message(&head("0", r#""d""#, r#""t1""#, "false"), "2"),
+            message(&head("0", r#""d""#, r#""t2""#, "false"), "3"),
+            message(&head("0", r#""e""#, r#""t2""#, "false"), "4"),
+            message(&head("7", r#""e""#, r#""t2""#, "false"), "5"),
+            message(&head("0", r#""d""#, r#""t\u0031""#, "false"), "6"),
+            message(&head("0", r#""d""#, r#""t\u0031""#, "false"), "7"),
+            message(&head("0", r#""d""#, r#""t1""#, "true"), "8"),
+            message(&head("0", r#""d""#, r#""t1""#, "false"), "9"),
+            message(&head("0", r#""d""#, "null", "false"), "10"),
+            message(&head("0", r#""d""#, r#""t12""#, "false"), "11"),
+            message(&head("0", r#""d""#, r#""t1""#, "false"), "12"),
+            message(r#""database":"d","table":"t1","id":0"#, "13"),
+            message(&head("0", r#""d""#, r#""t1""#, "false"), "14"),
+        ];
+        let read = |codec: &mut CanalJsonCodec, m: &str| {
+            let (mut out, mut rows) = (MessageEvents::default(), Recorded::default());
+            let taken = codec.decode_rows(None, m.as_bytes(), &mut out, &mut rows).unwrap();
+            let events: Vec<_> = out.events.iter().map(|e| (e.kind, e.schema.clone(), e.table.clone())).collect();
+            (taken, format!("{events:?}"), rows.0)
+        };
+        let mut codec = CanalJsonCodec::default();
+        for m in messages.iter().chain(&messages) {
+            assert_eq!(read(&mut codec, m), read(&mut CanalJsonCodec::default(), m), "{m}");
+        }
+        assert_eq!(codec.tables.by_name.len(), 4);
     }
 
     /// Past [`MAX_TABLES`] the caches are dropped, and the tables that come after are read right.
