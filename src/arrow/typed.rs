@@ -510,11 +510,10 @@ impl TypedLayout {
         }
         let carried = event.table_schema.as_deref().and_then(|text| TableSchema::from_json(text).ok());
         let carried = carried.map(|s| s.definition()).filter(|d| self.table.matches(Some(&d.schema), Some(&d.table)));
-        if carried.is_none() && !followed {
-            return;
-        }
-        if carried.is_some() {
-            self.definition = carried;
+        match carried {
+            Some(definition) => self.definition = Some(definition),
+            None if !followed => return,
+            None => {}
         }
         let Some(definition) = &self.definition else { return };
         for spec in self.fields.iter_mut().map(|f| &mut f.spec) {
