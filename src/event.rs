@@ -276,26 +276,14 @@ pub trait RowSink {
     fn field(&self, name: &str) -> Option<usize>;
     /// Starts a row image: an UPDATE's old image when `old`, else the row itself.
     fn begin_image(&mut self, old: bool);
-    /// One value of the image begun last, for `field` (None: counted and dropped). `name` and
-    /// `at` (the value's offset) are for the fault when the value does not fit.
-    fn put(&mut self, field: Option<usize>, value: &Value<'_>, name: &str, at: usize) -> FaultResult<()>;
-    /// Whether `field` keeps text as it is written (a text column), so that [`RowSink::put_text`]
-    /// writes a value straight into it. A codec asks once, when it resolves a schema version.
-    fn takes_text(&self, _field: usize) -> bool {
-        false
-    }
-    /// A text value for `field`, which `write` appends to the string it is given (a JSON string
-    /// with its escapes undone, say): straight into the column where [`RowSink::takes_text`],
-    /// else as [`RowSink::put`] of the text written.
-    fn put_text(
-        &mut self,
-        field: usize,
-        write: &mut dyn FnMut(&mut String) -> FaultResult<()>,
-        name: &str,
-        at: usize,
-    ) -> FaultResult<()> {
-        put_written_text(self, field, write, name, at)
-    }
+    /// One value of the image begun last, for `field` (None: counted and dropped). `at` (the
+    /// value's offset) is for the fault when the value does not fit, which names the field: the
+    /// codec found it by the column's name.
+    fn put(&mut self, field: Option<usize>, value: &Value<'_>, at: usize) -> FaultResult<()>;
+    /// A whole row image at once, as [`ImageValues`] collected it from the wire: the same as
+    /// [`RowSink::begin_image`], a [`RowSink::put`] of each value and [`RowSink::end_image`], in
+    /// one call, with no [`Value`] kept between the wire and the column.
+    fn put_image(&mut self, old: bool, image: &ImageValues<'_>) -> FaultResult<()>;
     /// Ends the image begun last: fields that got no value are null.
     fn end_image(&mut self);
     /// Ends a row, which had an old image or not.
@@ -310,18 +298,106 @@ pub trait RowSink {
     fn truncate(&mut self, rows: usize);
 }
 
-/// [`RowSink::put_text`] for a field that does not keep text as written: the text `write` gives,
-/// then [`RowSink::put`] of it, converted as any other value is.
-pub(crate) fn put_written_text<S: RowSink + ?Sized>(
-    sink: &mut S,
-    field: usize,
-    write: &mut dyn FnMut(&mut String) -> FaultResult<()>,
-    name: &str,
+/// One row image's values as a codec reads them off the wire, for [`RowSink::put_image`]: each
+/// value's field and offset, and its text or bytes, borrowed from the message where the wire form
+/// is the value and otherwise decoded into the image's own buffers (a JSON string with escapes, a
+/// Latin-1 binary string). The buffers are kept from one image to the next, so collecting a row
+/// allocates nothing once they have grown.
+#[derive(Debug, Default)]
+pub struct ImageValues<'a> {
+    values: Vec<ImageValue<'a>>,
+    text: String,
+    bytes: Vec<u8>,
+}
+
+#[derive(Debug)]
+struct ImageValue<'a> {
+    field: Option<usize>,
     at: usize,
-) -> FaultResult<()> {
-    let mut text = String::new();
-    write(&mut text)?;
-    sink.put(Some(field), &Value::Text(Cow::Owned(text)), name, at)
+    wire: Wire<'a>,
+}
+
+#[derive(Debug)]
+enum Wire<'a> {
+    Null,
+    Text(&'a str),
+    Bytes(&'a [u8]),
+    /// A span of [`ImageValues::text`].
+    DecodedText(Range<usize>),
+    /// A span of [`ImageValues::bytes`].
+    DecodedBytes(Range<usize>),
+}
+
+impl<'a> ImageValues<'a> {
+    pub fn clear(&mut self) {
+        self.values.clear();
+        self.text.clear();
+        self.bytes.clear();
+    }
+
+    /// The same buffers, emptied, for the images of another message (see [`recycle`]).
+    pub fn recycle<'b>(self) -> ImageValues<'b> {
+        let ImageValues { values, mut text, mut bytes } = self;
+        text.clear();
+        bytes.clear();
+        ImageValues { values: recycle(values), text, bytes }
+    }
+
+    pub fn push_null(&mut self, field: Option<usize>, at: usize) {
+        self.values.push(ImageValue { field, at, wire: Wire::Null });
+    }
+
+    /// A text value: what `read` returns, or else the text it appended to the image's decoded text.
+    #[inline(always)]
+    pub fn push_text(
+        &mut self,
+        field: Option<usize>,
+        at: usize,
+        read: impl FnOnce(&mut String) -> FaultResult<Option<&'a str>>,
+    ) -> FaultResult<()> {
+        let from = self.text.len();
+        let wire = match read(&mut self.text)? {
+            Some(text) => Wire::Text(text),
+            None => Wire::DecodedText(from..self.text.len()),
+        };
+        self.values.push(ImageValue { field, at, wire });
+        Ok(())
+    }
+
+    /// A binary value: what `read` returns, or else the bytes it appended to the image's decoded bytes.
+    #[inline(always)]
+    pub fn push_bytes(
+        &mut self,
+        field: Option<usize>,
+        at: usize,
+        read: impl FnOnce(&mut Vec<u8>) -> FaultResult<Option<&'a [u8]>>,
+    ) -> FaultResult<()> {
+        let from = self.bytes.len();
+        let wire = match read(&mut self.bytes)? {
+            Some(bytes) => Wire::Bytes(bytes),
+            None => Wire::DecodedBytes(from..self.bytes.len()),
+        };
+        self.values.push(ImageValue { field, at, wire });
+        Ok(())
+    }
+
+    /// Each value with its field and its offset in the message.
+    #[inline]
+    pub fn values(&self) -> impl Iterator<Item = (Option<usize>, Value<'_>, usize)> {
+        self.values.iter().map(|v| {
+            let value = match &v.wire {
+                Wire::Null => Value::Null,
+                Wire::Text(text) => Value::Text(Cow::Borrowed(text)),
+                Wire::Bytes(bytes) => Value::Bytes(Cow::Borrowed(bytes)),
+                // The spans are those `push_*` made of what they appended.
+                Wire::DecodedText(span) => Value::Text(Cow::Borrowed(self.text.get(span.clone()).unwrap_or_default())),
+                Wire::DecodedBytes(span) => {
+                    Value::Bytes(Cow::Borrowed(self.bytes.get(span.clone()).unwrap_or_default()))
+                }
+            };
+            (v.field, value, v.at)
+        })
+    }
 }
 
 /// The rows of a message for [`RowSink::put_columns`]: a codec whose row images all describe

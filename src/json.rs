@@ -225,25 +225,32 @@ impl<'a> JsonCursor<'a> {
         }
     }
 
-    /// Reads a string, its escapes undone, onto the end of `out`: text that goes into a column
-    /// is written there once, not first into a string of its own. On a fault `out` is as it was.
-    pub fn string_into(&mut self, out: &mut String) -> FaultResult<()> {
+    /// A string, borrowed when it has no escapes; else its escapes are undone onto the end of
+    /// `out` and None is returned: a codec that collects a row's values keeps the unescaped ones
+    /// together in one buffer. On a fault `out` is as it was.
+    #[inline(always)]
+    pub fn string_or_into(&mut self, out: &mut String) -> FaultResult<Option<&'a str>> {
+        let (start, escape) = match self.open_string()? {
+            Ok(plain) => return Ok(Some(plain)),
+            Err(escaped) => escaped,
+        };
+        let len = out.len();
+        // SAFETY: `unescape_into` appends UTF-8 (see `unescape`); on a fault, what it appended is
+        // cut off.
+        let bytes = unsafe { out.as_mut_vec() };
+        let read = self.unescape_into(start, escape, bytes);
+        if read.is_err() {
+            bytes.truncate(len);
+        }
+        read.map(|()| None)
+    }
+
+    /// [`Self::string_or_into`] for a string whose text is taken as bytes.
+    #[inline(always)]
+    pub fn string_bytes_or_into(&mut self, out: &mut Vec<u8>) -> FaultResult<Option<&'a [u8]>> {
         match self.open_string()? {
-            Ok(plain) => {
-                out.push_str(plain);
-                Ok(())
-            }
-            Err((start, escape)) => {
-                let len = out.len();
-                // SAFETY: `unescape_into` appends UTF-8 (see `unescape`); on a fault, what it
-                // appended is cut off.
-                let bytes = unsafe { out.as_mut_vec() };
-                let read = self.unescape_into(start, escape, bytes);
-                if read.is_err() {
-                    bytes.truncate(len);
-                }
-                read
-            }
+            Ok(plain) => Ok(Some(plain.as_bytes())),
+            Err((start, escape)) => self.unescape_into(start, escape, out).map(|()| None),
         }
     }
 
@@ -346,6 +353,30 @@ impl<'a> JsonCursor<'a> {
     /// Canal-JSON writes a binary value: ISO-8859-1), straight into those bytes. A character
     /// above U+00FF is a fault at the string.
     pub fn latin1_string(&mut self) -> FaultResult<Cow<'a, [u8]>> {
+        match self.open_latin1()? {
+            Ok(plain) => Ok(Cow::Borrowed(plain)),
+            Err(start) => {
+                let mut out = self.spare.take(256);
+                self.latin1_decode(start, &mut out)?;
+                Ok(Cow::Owned(out))
+            }
+        }
+    }
+
+    /// [`Self::latin1_string`], borrowed when its characters are all ASCII with no escapes;
+    /// else decoded onto the end of `out` and None returned (see [`Self::string_or_into`]).
+    #[inline(always)]
+    pub fn latin1_or_into(&mut self, out: &mut Vec<u8>) -> FaultResult<Option<&'a [u8]>> {
+        match self.open_latin1()? {
+            Ok(plain) => Ok(Some(plain)),
+            Err(start) => self.latin1_decode(start, out).map(|()| None),
+        }
+    }
+
+    /// The Latin-1 string at the cursor: its bytes when they are plain ASCII, the cursor then
+    /// past it; else where its text starts.
+    #[inline(always)]
+    fn open_latin1(&mut self) -> FaultResult<Result<&'a [u8], usize>> {
         if self.peek() != Some(b'"') {
             return Err(self.fault("expected a string"));
         }
@@ -354,21 +385,20 @@ impl<'a> JsonCursor<'a> {
         match quote_or_escape(&b[start..]) {
             Some(n) if b[start + n] == b'"' && b[start..start + n].is_ascii() => {
                 self.pos = start + n + 1;
-                Ok(Cow::Borrowed(&b[start..start + n]))
+                Ok(Ok(&b[start..start + n]))
             }
-            Some(_) => self.latin1_decode(start).map(Cow::Owned),
+            Some(_) => Ok(Err(start)),
             None => Err(Fault::new(start - 1, "unterminated string")),
         }
     }
 
-    /// Decodes [`JsonCursor::latin1_string`]'s string from `start` (past its quote). The message
-    /// is UTF-8, so a lead byte is followed by its continuation bytes; U+0080 to U+00FF are
-    /// the two-byte characters led by 0xC2 and 0xC3.
-    fn latin1_decode(&mut self, start: usize) -> FaultResult<Vec<u8>> {
+    /// Decodes [`JsonCursor::latin1_string`]'s string from `start` (past its quote) onto the end
+    /// of `out`. The message is UTF-8, so a lead byte is followed by its continuation bytes;
+    /// U+0080 to U+00FF are the two-byte characters led by 0xC2 and 0xC3.
+    fn latin1_decode(&mut self, start: usize, out: &mut Vec<u8>) -> FaultResult<()> {
         let b = self.bytes();
         let above =
             |c: u32| Fault::new(start - 1, format!("binary column value has code point U+{c:04X} above U+00FF"));
-        let mut out = self.spare.take(256);
         let mut i = start;
         loop {
             match *b.get(i).ok_or_else(|| Fault::new(start - 1, "unterminated string"))? {
@@ -402,7 +432,7 @@ impl<'a> JsonCursor<'a> {
                     out.push(c);
                     i += 1;
                     let quote_escape_or_high = |word| quote_or_escape_bytes(word) | (word & HIGH_BITS);
-                    while copy_plain_word(b, &mut i, &mut out, quote_escape_or_high) {}
+                    while copy_plain_word(b, &mut i, out, quote_escape_or_high) {}
                 }
                 _ => {
                     let c = self.src.get(i..).and_then(|s| s.chars().next()).unwrap_or(char::REPLACEMENT_CHARACTER);
@@ -411,7 +441,7 @@ impl<'a> JsonCursor<'a> {
             }
         }
         self.pos = i + 1;
-        Ok(out)
+        Ok(())
     }
 
     /// Reads the hex of a `\u` escape at `at` (just past the `u`), joining surrogate pairs. A lone
@@ -849,18 +879,18 @@ mod tests {
             assert_eq!(c.string().unwrap(), want, "{json}");
             assert_eq!(&json[c.offset()..], " tail");
             let (mut c, mut out) = (JsonCursor::new(json.as_bytes()).unwrap(), String::from("before "));
-            c.string_into(&mut out).unwrap();
+            assert_eq!(c.string_or_into(&mut out).unwrap(), None);
             assert_eq!(out, format!("before {want}"), "{json}");
             assert_eq!(&json[c.offset()..], " tail");
         }
         let mut plain = JsonCursor::new(br#" "plain" tail"#).unwrap();
         let mut out = String::new();
-        plain.string_into(&mut out).unwrap();
-        assert_eq!((out.as_str(), plain.offset()), ("plain", 8));
+        assert_eq!(plain.string_or_into(&mut out).unwrap(), Some("plain"));
+        assert_eq!((out.as_str(), plain.offset()), ("", 8));
         for bad in [&br#"12"#[..], br#""ab"#, br#""ab\"#, br#""ab\q""#, "\"é\\u12g4\"".as_bytes(), "\"é\\n".as_bytes()]
         {
             let mut out = String::from("kept");
-            assert!(JsonCursor::new(bad).unwrap().string_into(&mut out).is_err());
+            assert!(JsonCursor::new(bad).unwrap().string_or_into(&mut out).is_err());
             assert_eq!(out, "kept");
         }
         assert!(JsonCursor::new(b"\"ab\\n12345678901234567890").unwrap().string().is_err());
@@ -899,6 +929,10 @@ mod tests {
             let mut c = JsonCursor::new(json.as_bytes()).unwrap();
             let read = c.latin1_string().map(Cow::into_owned).map_err(|f| f.reason);
             assert_eq!(read, model(&json), "{json}");
+            let mut out = b"kept".to_vec();
+            let into = JsonCursor::new(json.as_bytes()).unwrap().latin1_or_into(&mut out).map_err(|f| f.reason);
+            let into = into.map(|plain| plain.map_or_else(|| out[4..].to_vec(), <[u8]>::to_vec));
+            assert_eq!(into, read, "{json}");
             if read.is_ok() {
                 assert_eq!(&json[c.offset()..], " tail");
             }

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::types::{ByteArrayType, Utf8Type};
+use arrow_array::types::ByteArrayType;
 use arrow_array::{
     ArrayRef, ArrowPrimitiveType, BooleanArray, Float32Array, GenericByteArray, ListArray, PrimitiveArray,
 };
@@ -255,36 +255,10 @@ impl<K: RunKind> RunSink<K> {
     }
 }
 
-impl RunSink<Utf8Type> {
-    /// Appends the text `write` appends to the string it is given: a codec writes a value
-    /// straight into the column, escapes undone, with no string of its own on the way. A fault
-    /// from `write`, or a column that would pass 2 GiB, leaves the sink as it was.
-    pub(crate) fn append_text_with(
-        &mut self,
-        write: &mut dyn FnMut(&mut String) -> FaultResult<()>,
-        column: &str,
-    ) -> FaultResult<()> {
-        // SAFETY: a text sink's items are whole `str` values end to end (`append_value` takes
-        // `str`, `truncate` cuts between values), so they are UTF-8.
-        let mut items = unsafe { String::from_utf8_unchecked(std::mem::take(&mut self.runs.items)) };
-        let start = items.len();
-        let written = write(&mut items).and_then(|()| super::ensure_room(column, items.len(), 0));
-        if written.is_err() {
-            items.truncate(start);
-        }
-        self.runs.items = items.into_bytes();
-        written?;
-        // `ensure_room` holds the items to MAX_COLUMN_BYTES, which is i32::MAX.
-        self.runs.offsets.push(self.runs.items.len() as i32);
-        self.runs.nulls.append_non_null();
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow_array::types::{BinaryType, Decimal128Type, Int32Type};
+    use arrow_array::types::{BinaryType, Decimal128Type, Int32Type, Utf8Type};
     use arrow_array::{Array, BinaryArray, Decimal128Array, Int32Array, StringArray};
 
     #[test]
@@ -333,30 +307,6 @@ mod tests {
             array.to_data().validate_full().unwrap();
         }
         vectors.to_data().validate_full().unwrap();
-    }
-
-    #[test]
-    fn text_written_into_a_sink_is_kept_whole_or_not_at_all() {
-        let mut text = RunSink::<Utf8Type>::with_capacity(0, 0);
-        let mut write = |out: &mut String| {
-            out.push_str("Zoë");
-            Ok(())
-        };
-        text.append_text_with(&mut write, "c").unwrap();
-        let failed = text.append_text_with(
-            &mut |out| {
-                out.push_str("part");
-                Err(Fault::new(9, "unterminated string"))
-            },
-            "c",
-        );
-        assert_eq!(failed.unwrap_err().offset, 9);
-        text.append_null();
-        text.append_text_with(&mut |_| Ok(()), "c").unwrap();
-        let array = text.finish();
-        array.to_data().validate_full().unwrap();
-        let want = StringArray::from(vec![Some("Zoë"), None, Some("")]);
-        assert_eq!(array.as_any().downcast_ref::<StringArray>().unwrap(), &want);
     }
 
     #[test]

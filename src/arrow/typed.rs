@@ -6,10 +6,9 @@
 //! back to the rows before the message.
 //!
 //! Values come either from the row images of events, matched to fields by name, or straight from
-//! a codec through the layout's [`RowSink`], by field: one at a time, or a message's rows column
-//! by column. All go through one conversion, `append_values`, which matches the column's Arrow
-//! type once for the values it is given; but a codec writes the text of a text column straight
-//! into its sink (`RowSink::put_text`: JSON strings are unescaped there, with no string between).
+//! a codec through the layout's [`RowSink`], by field: one at a time, a row image at a time, or a
+//! message's rows column by column. All go through one conversion, `append_values`, which
+//! matches the column's Arrow type once for the values it is given.
 
 use std::sync::Arc;
 
@@ -24,7 +23,7 @@ use super::views::ViewBuilder;
 use super::Layout;
 use crate::codec::simple::TableSchema;
 use crate::error::{Fault, FaultResult};
-use crate::event::{put_written_text, same_name, Column, Event, EventKind, MessageEvents, RowColumns, RowSink, Value};
+use crate::event::{same_name, Column, Event, EventKind, ImageValues, MessageEvents, RowColumns, RowSink, Value};
 use crate::schema::mapping::MYSQL_TYPE_KEY;
 use crate::schema::mysql::{self, MySqlType, TypeDescription};
 use crate::schema::table::{ColumnDefinition, TableDefinition};
@@ -545,7 +544,7 @@ impl TypedLayout {
         self.begin_image(old);
         for (position, column) in columns[range].iter().enumerate() {
             let field = self.field_of(&column.name, position);
-            self.put(field, &column.value, &column.name, column.at)?;
+            self.put(field, &column.value, column.at)?;
         }
         self.end_image();
         Ok(())
@@ -570,6 +569,17 @@ impl TypedLayout {
             }
         }
         Ok(())
+    }
+
+    /// One value for `field` in the image begun last.
+    #[inline(always)]
+    fn put_value(&mut self, field: usize, value: &Value<'_>, at: usize) -> FaultResult<()> {
+        let f = &mut self.fields[field];
+        let name = f.spec.field.name();
+        fill(&mut f.filled, self.images, name, at)?;
+        let sink = if self.old_image { &mut f.before } else { &mut f.row };
+        let value = std::iter::once((value, at));
+        append_values(&f.spec, sink, value, name, self.zone, &mut self.stats, &mut self.scratch)
     }
 
     fn settle_before_nulls(&mut self) {
@@ -630,37 +640,26 @@ impl RowSink for TypedLayout {
     }
 
     #[inline]
-    fn put(&mut self, field: Option<usize>, value: &Value<'_>, name: &str, at: usize) -> FaultResult<()> {
-        let Some(field) = field else {
-            self.stats.dropped_columns += 1;
-            return Ok(());
-        };
-        let f = &mut self.fields[field];
-        fill(&mut f.filled, self.images, name, at)?;
-        let sink = if self.old_image { &mut f.before } else { &mut f.row };
-        let value = std::iter::once((value, at));
-        append_values(&f.spec, sink, value, name, self.zone, &mut self.stats, &mut self.scratch)
-    }
-
-    fn takes_text(&self, field: usize) -> bool {
-        self.fields.get(field).is_some_and(|f| f.spec.members.is_none() && matches!(f.row, ColumnSink::Text(_)))
-    }
-
-    fn put_text(
-        &mut self,
-        field: usize,
-        write: &mut dyn FnMut(&mut String) -> FaultResult<()>,
-        name: &str,
-        at: usize,
-    ) -> FaultResult<()> {
-        let f = &mut self.fields[field];
-        let sink = if self.old_image { &mut f.before } else { &mut f.row };
-        if let (ColumnSink::Text(text), None) = (sink, &f.spec.members) {
-            fill(&mut f.filled, self.images, name, at)?;
-            return text.append_text_with(write, f.spec.field.name());
+    fn put(&mut self, field: Option<usize>, value: &Value<'_>, at: usize) -> FaultResult<()> {
+        match field {
+            Some(field) => self.put_value(field, value, at),
+            None => {
+                self.stats.dropped_columns += 1;
+                Ok(())
+            }
         }
-        // ENUM/SET names, other types (a plan made before a DDL gave the column members).
-        put_written_text(self, field, write, name, at)
+    }
+
+    fn put_image(&mut self, old: bool, image: &ImageValues<'_>) -> FaultResult<()> {
+        self.begin_image(old);
+        for (field, value, at) in image.values() {
+            match field {
+                Some(field) => self.put_value(field, &value, at)?,
+                None => self.stats.dropped_columns += 1,
+            }
+        }
+        self.end_image();
+        Ok(())
     }
 
     fn end_image(&mut self) {
@@ -806,50 +805,68 @@ impl Layout for TypedLayout {
 mod tests {
     use std::collections::HashMap;
 
-    use arrow_array::{Array, Int64Array, StringArray};
+    use arrow_array::{Array, BinaryArray, Int64Array, StringArray};
 
     use super::*;
 
-    /// `put_text` writes into a plain text column, and converts what it writes for any other
-    /// (ENUM names from numbers, integers), as `put` of the same text would.
+    /// A row image put at once reads as its values put one at a time: text borrowed or decoded,
+    /// ENUM names from numbers, integers from text, a column the output lacks counted and dropped;
+    /// a value that does not fit, or a second value for one field, fails with its offset.
     #[test]
-    fn text_put_straight_or_converted_as_put_would() {
+    fn an_image_put_at_once_converts_each_value_for_its_field() {
         let kind = Field::new("kind", DataType::Utf8, true)
             .with_metadata(HashMap::from([(MYSQL_TYPE_KEY.to_string(), "enum('a','b')".to_string())]));
         let fields = Fields::from(vec![
             Field::new("name", DataType::Utf8, true),
             kind,
             Field::new("qty", DataType::Int64, true),
+            Field::new("raw", DataType::Binary, true),
         ]);
         let table = TableName::parse("shop.orders").unwrap();
         let mut layout = TypedLayout::new(table, &fields, ServerZone::Utc).unwrap();
-        assert_eq!([0, 1, 2, 3].map(|f| layout.takes_text(f)), [true, false, false, false]);
-        let put = |layout: &mut TypedLayout, field: usize, text: &str| {
-            let mut write = |out: &mut String| {
+        let mut image = ImageValues::default();
+        let borrowed = |text: &'static str| move |_: &mut String| Ok(Some(text));
+        let decoded = |text: &'static str| {
+            move |out: &mut String| {
                 out.push_str(text);
-                Ok(())
-            };
-            layout.put_text(field, &mut write, "c", 5)
+                Ok(None)
+            }
         };
-        layout.begin_image(false);
-        put(&mut layout, 0, "Zoë").unwrap();
-        put(&mut layout, 1, "2").unwrap();
-        put(&mut layout, 2, "42").unwrap();
-        layout.end_image();
+        image.push_text(Some(0), 1, decoded("Zoë")).unwrap();
+        image.push_text(Some(1), 2, borrowed("2")).unwrap();
+        image.push_text(Some(2), 3, decoded("42")).unwrap();
+        image.push_bytes(Some(3), 4, |_| Ok(Some(&b"\x00"[..]))).unwrap();
+        image.push_text(None, 5, borrowed("gone")).unwrap();
+        layout.put_image(false, &image).unwrap();
         layout.end_row(false);
-        layout.begin_image(false);
-        assert_eq!(put(&mut layout, 2, "x").unwrap_err().offset, 5);
-        layout.truncate(1);
-        layout.begin_image(false);
-        for field in [0, 1] {
-            put(&mut layout, field, "a").unwrap();
-            assert!(put(&mut layout, field, "b").unwrap_err().reason.contains("appears twice"));
-        }
-        layout.truncate(1);
+        image.clear();
+        image.push_null(Some(0), 1);
+        image
+            .push_bytes(Some(3), 4, |out| {
+                out.extend_from_slice(&[0xff, 0]);
+                Ok(None)
+            })
+            .unwrap();
+        layout.put_image(false, &image).unwrap();
+        layout.end_row(false);
+        image.clear();
+        image.push_text(Some(2), 7, borrowed("x")).unwrap();
+        assert_eq!(layout.put_image(false, &image).unwrap_err().offset, 7);
+        layout.truncate(2);
+        image.clear();
+        image.push_text(Some(1), 8, borrowed("a")).unwrap();
+        image.push_text(Some(1), 9, borrowed("b")).unwrap();
+        let twice = layout.put_image(false, &image).unwrap_err();
+        assert!(twice.reason.contains("kind appears twice") && twice.offset == 9, "{twice:?}");
+        layout.truncate(2);
+        assert_eq!(layout.stats.dropped_columns, 1);
         let columns = layout.finish();
-        assert_eq!(columns[0].as_any().downcast_ref::<StringArray>().unwrap(), &StringArray::from(vec!["Zoë"]));
-        assert_eq!(columns[1].as_any().downcast_ref::<StringArray>().unwrap(), &StringArray::from(vec!["b"]));
-        assert_eq!(columns[2].as_any().downcast_ref::<Int64Array>().unwrap(), &Int64Array::from(vec![42]));
-        assert_eq!(columns[3].len(), 1);
+        let text = |i: usize| columns[i].as_any().downcast_ref::<StringArray>().unwrap().clone();
+        assert_eq!(text(0), StringArray::from(vec![Some("Zoë"), None]));
+        assert_eq!(text(1), StringArray::from(vec![Some("b"), None]));
+        assert_eq!(columns[2].as_any().downcast_ref::<Int64Array>().unwrap(), &Int64Array::from(vec![Some(42), None]));
+        let raw = columns[3].as_any().downcast_ref::<BinaryArray>().unwrap();
+        assert_eq!(raw, &BinaryArray::from(vec![&b"\x00"[..], &[0xff, 0][..]]));
+        assert_eq!(columns[4].len(), 2);
     }
 }

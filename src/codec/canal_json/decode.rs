@@ -24,7 +24,9 @@ use base64::Engine;
 
 use crate::codec::{Codec, Protocol};
 use crate::error::{Fault, FaultResult};
-use crate::event::{recycle, same_name, ColumnType, Event, EventKind, MessageEvents, RowSink, Text, Value};
+use crate::event::{
+    recycle, same_name, ColumnType, Event, EventKind, ImageValues, MessageEvents, RowSink, Text, Value,
+};
 use crate::json::{JsonCursor, KeyOrder};
 use crate::schema::mysql::MySqlType;
 use rustc_hash::FxHashMap;
@@ -35,6 +37,8 @@ pub struct CanalJsonCodec {
     old_rows: Vec<Range<usize>>,
     /// The `mysqlType` map's allocation, kept empty between objects (see [`recycle`]).
     types: Vec<MySqlTypeEntry<'static>>,
+    /// The row image the direct path collects, kept empty between messages likewise.
+    image: ImageValues<'static>,
     tables: Tables,
     /// The keys of objects as the last one wrote them.
     header_keys: KeyOrder<HeaderKey>,
@@ -592,8 +596,10 @@ impl Codec for CanalJsonCodec {
         let Ok(mut cur) = JsonCursor::new(value) else { return Ok(false) };
         std::mem::swap(cur.spare(), &mut out.spare);
         let mut types = recycle(std::mem::take(&mut self.types));
-        let put = self.put_object(&mut cur, &mut types, out, rows);
+        let mut image = std::mem::take(&mut self.image).recycle();
+        let put = self.put_object(&mut cur, &mut types, &mut image, out, rows);
         self.types = recycle(types);
+        self.image = image.recycle();
         std::mem::swap(cur.spare(), &mut out.spare);
         Ok(put? && cur.at_end())
     }
@@ -629,9 +635,6 @@ struct PlannedColumn {
     name: Range<usize>,
     form: ValueForm,
     field: Option<usize>,
-    /// Whether the field keeps text as written ([`RowSink::takes_text`]): a string value goes
-    /// straight into it.
-    text_field: bool,
 }
 
 impl DirectPlan {
@@ -641,9 +644,7 @@ impl DirectPlan {
         for d in types {
             let from = self.names.len();
             self.names.push_str(&d.name);
-            let field = rows.field(&d.name);
-            let text_field = d.form == ValueForm::Text && field.is_some_and(|f| rows.takes_text(f));
-            self.columns.push(PlannedColumn { name: from..self.names.len(), form: d.form, field, text_field });
+            self.columns.push(PlannedColumn { name: from..self.names.len(), form: d.form, field: rows.field(&d.name) });
         }
         self.hints_possible = hints_possible;
     }
@@ -739,6 +740,7 @@ impl CanalJsonCodec {
         &mut self,
         cur: &mut JsonCursor<'a>,
         types: &mut Vec<MySqlTypeEntry<'a>>,
+        image: &mut ImageValues<'a>,
         out: &mut MessageEvents<'a>,
         rows: &mut dyn RowSink,
     ) -> FaultResult<bool> {
@@ -815,7 +817,7 @@ impl CanalJsonCodec {
                         (false, EventKind::Insert | EventKind::Delete) => RowsOf::Change,
                         _ => return Ok(false),
                     };
-                    match (of, table.put_rows(cur, rows, of)?) {
+                    match (of, table.put_rows(cur, rows, of, image)?) {
                         (RowsOf::UpdateOld, Some(1)) => old_rows = 1,
                         (RowsOf::UpdateNew, Some(1)) => {
                             rows.end_row(true);
@@ -1029,7 +1031,13 @@ impl TableCache {
     /// Puts an array of rows into `rows`, as `of` says. Returns how many rows there were; None
     /// for rows that do not list the declared columns in their order (all of them, for an
     /// UPDATE's rows, so that its old row is whole).
-    fn put_rows(&mut self, cur: &mut JsonCursor<'_>, rows: &mut dyn RowSink, of: RowsOf) -> FaultResult<Option<usize>> {
+    fn put_rows<'a>(
+        &mut self,
+        cur: &mut JsonCursor<'a>,
+        rows: &mut dyn RowSink,
+        of: RowsOf,
+        image: &mut ImageValues<'a>,
+    ) -> FaultResult<Option<usize>> {
         if cur.null()? {
             return Ok(None);
         }
@@ -1042,31 +1050,20 @@ impl TableCache {
             if cur.null()? {
                 return Ok(None);
             }
-            rows.begin_image(of == RowsOf::UpdateOld);
+            image.clear();
             cur.begin_object()?;
             let mut position = 0;
             while let Some(found) = keys.next(cur, position, |name| plan.position_of(name, position))? {
                 let (true, Some(column)) = (found == Some(position), plan.columns.get(position)) else {
                     return Ok(None);
                 };
-                let at = cur.offset();
-                match column.field {
-                    Some(field) if column.text_field && cur.peek() == Some(b'"') => {
-                        rows.put_text(field, &mut |out| cur.string_into(out), plan.name(column), at)?;
-                    }
-                    _ => {
-                        let mut value = Value::Null;
-                        read_value(cur, column.form, &mut value)?;
-                        rows.put(column.field, &value, plan.name(column), at)?;
-                        cur.spare().give_value(value);
-                    }
-                }
+                read_image_value(cur, column.form, column.field, image)?;
                 position += 1;
             }
             if of != RowsOf::Change && position != plan.columns.len() {
                 return Ok(None);
             }
-            rows.end_image();
+            rows.put_image(of == RowsOf::UpdateOld, image)?;
             if of == RowsOf::Change {
                 rows.end_row(false);
             }
@@ -1158,6 +1155,29 @@ fn read_value<'a>(cur: &mut JsonCursor<'a>, form: ValueForm, out: &mut Value<'a>
         _ => return Err(cur.fault("column value must be a string or null")),
     }
     Ok(())
+}
+
+/// Reads a column value into `image`, for `field`, as [`read_value`] reads it.
+#[inline(always)]
+fn read_image_value<'a>(
+    cur: &mut JsonCursor<'a>,
+    form: ValueForm,
+    field: Option<usize>,
+    image: &mut ImageValues<'a>,
+) -> FaultResult<()> {
+    let at = cur.offset();
+    match cur.peek() {
+        Some(b'n') => {
+            cur.null()?;
+            image.push_null(field, at);
+            Ok(())
+        }
+        Some(b'"') if form == ValueForm::Latin1 => image.push_bytes(field, at, |out| cur.latin1_or_into(out)),
+        Some(b'"') if form == ValueForm::RawText => image.push_bytes(field, at, |out| cur.string_bytes_or_into(out)),
+        Some(b'"') => image.push_text(field, at, |out| cur.string_or_into(out)),
+        Some(b'-' | b'0'..=b'9') => image.push_text(field, at, |_| cur.number_text().map(Some)),
+        _ => Err(cur.fault("column value must be a string or null")),
+    }
 }
 
 fn text_bytes(text: Text<'_>) -> Cow<'_, [u8]> {
@@ -1269,9 +1289,12 @@ mod tests {
             ["a", "b"].iter().position(|&f| f == name)
         }
         fn begin_image(&mut self, _: bool) {}
-        fn put(&mut self, field: Option<usize>, value: &Value<'_>, _: &str, _: usize) -> FaultResult<()> {
+        fn put(&mut self, field: Option<usize>, value: &Value<'_>, _: usize) -> FaultResult<()> {
             self.0.push((field, format!("{value:?}")));
             Ok(())
+        }
+        fn put_image(&mut self, _: bool, image: &ImageValues<'_>) -> FaultResult<()> {
+            image.values().try_for_each(|(field, value, at)| self.put(field, &value, at))
         }
         fn end_image(&mut self) {}
         fn end_row(&mut self, _: bool) {}

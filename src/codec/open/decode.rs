@@ -505,7 +505,7 @@ impl OpenCodec {
                     if position == 0 {
                         rows.begin_image(true);
                     }
-                    rows.put(planned.field, &value, &name, at)?;
+                    rows.put(planned.field, &value, at)?;
                     spare.give_column(name, value);
                     Ok(true)
                 })?
@@ -517,7 +517,7 @@ impl OpenCodec {
                     |_| None,
                     |name, ty, value, at, spare| {
                         let field = plan.new_column(position, &name, ty, rows);
-                        rows.put(field, &value, &name, at)?;
+                        rows.put(field, &value, at)?;
                         spare.give_column(name, value);
                         Ok(true)
                     },

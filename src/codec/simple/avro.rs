@@ -415,7 +415,7 @@ impl AvroDecoder {
             if !order.mark(i) {
                 return Err(Fault::new(name_at, format!("column {name} appears twice")));
             }
-            rows.put(fields[i], &value, name, at)
+            rows.put(fields[i], &value, at)
         })?;
         rows.end_image();
         Ok(true)

@@ -231,7 +231,7 @@ impl JsonDecoder {
             if !order.mark(i) {
                 return Err(Fault::new(at, format!("column {name} appears twice")));
             }
-            rows.put(fields[i], &value, &name, at)?;
+            rows.put(fields[i], &value, at)?;
             cur.spare().give_value(value);
             Ok(())
         })?;
