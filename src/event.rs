@@ -335,11 +335,21 @@ impl<'a> ImageValues<'a> {
         self.bytes.clear();
     }
 
+    /// The most decoded bytes of each kind whose room is kept for the next message: one row of
+    /// large values is not held for the life of the decoder.
+    const MAX_KEPT: usize = 1 << 20;
+
     /// The same buffers, emptied, for the images of another message (see [`recycle`]).
     pub fn recycle<'b>(self) -> ImageValues<'b> {
         let ImageValues { values, mut text, mut bytes } = self;
         text.clear();
         bytes.clear();
+        if text.capacity() > Self::MAX_KEPT {
+            text = String::new();
+        }
+        if bytes.capacity() > Self::MAX_KEPT {
+            bytes = Vec::new();
+        }
         ImageValues { values: recycle(values), text, bytes }
     }
 
@@ -568,7 +578,7 @@ pub fn same_name(a: impl AsRef<[u8]>, b: impl AsRef<[u8]>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{same_name, SpareBuffers};
+    use super::{same_name, ImageValues, SpareBuffers};
 
     #[test]
     fn spare_buffers_come_back_empty_and_stay_bounded() {
@@ -581,6 +591,30 @@ mod tests {
         spare.give(Vec::new());
         assert_eq!(spare.free.len(), SpareBuffers::MAX_BUFFERS);
         assert!(spare.free.iter().all(|b| b.capacity() <= SpareBuffers::MAX_CAPACITY));
+    }
+
+    #[test]
+    fn image_values_keep_their_room_only_up_to_the_bound() {
+        let mut image = ImageValues::default();
+        let decoded = |n: usize| {
+            move |out: &mut String| {
+                out.extend(std::iter::repeat_n('x', n));
+                Ok(None)
+            }
+        };
+        image.push_text(Some(0), 0, decoded(100)).unwrap();
+        let image = image.recycle();
+        assert!(image.values.is_empty() && image.text.is_empty() && image.text.capacity() >= 100);
+        let mut image = image;
+        image.push_text(Some(0), 0, decoded(ImageValues::MAX_KEPT + 1)).unwrap();
+        image
+            .push_bytes(None, 0, |out| {
+                out.resize(ImageValues::MAX_KEPT + 1, 0);
+                Ok(None)
+            })
+            .unwrap();
+        let image = image.recycle();
+        assert_eq!((image.text.capacity(), image.bytes.capacity()), (0, 0));
     }
 
     #[test]
