@@ -547,6 +547,22 @@ fn short_name(u: &mut arbitrary::Unstructured<'_>, prefix: &str) -> arbitrary::R
     Ok(format!("{prefix}{tail}"))
 }
 
+/// A TIMESTAMP as a message can carry it in `timezone`: messages write its wall-clock time, and of
+/// the two instants of an hour the clocks repeat, that time reads back as the later (as Go's
+/// `time.Date` reads it), so only the later can make the round trip.
+fn wire_instant(micros: i128, timezone: &str) -> i128 {
+    use chrono::TimeZone;
+    let (Ok(tz), Some(at)) =
+        (timezone.parse::<chrono_tz::Tz>(), chrono::DateTime::from_timestamp_micros(micros as i64))
+    else {
+        return micros;
+    };
+    match tz.from_local_datetime(&at.with_timezone(&tz).naive_local()) {
+        chrono::LocalResult::Ambiguous(_, later) => later.timestamp_micros() as i128,
+        _ => micros,
+    }
+}
+
 /// The differential check of one protocol: a table of arbitrary columns and rows, in the typed
 /// layout, encoded with `protocol`'s encoder and decoded again into the same typed layout, must
 /// come back as the same rows, with no message of ours failing to decode.
@@ -599,7 +615,14 @@ fn differential_inner(protocol: Protocol, data: &[u8]) -> arbitrary::Result<()> 
         for (c, (_, kind)) in kinds.iter().enumerate() {
             let key = c == 0;
             let value = |u: &mut arbitrary::Unstructured<'_>| -> arbitrary::Result<Option<Val>> {
-                Ok(if key || u.ratio(7u8, 8)? { Some(kind.value(u)?) } else { None })
+                Ok(if key || u.ratio(7u8, 8)? {
+                    Some(match kind.value(u)? {
+                        Val::I(micros) if matches!(kind, Kind::Timestamp) => Val::I(wire_instant(micros, &timezone)),
+                        value => value,
+                    })
+                } else {
+                    None
+                })
             };
             row[c].push(value(&mut u)?);
             old[c].push(if op == "UPDATE" { value(&mut u)? } else { None });

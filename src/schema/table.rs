@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_schema::{Field, Schema};
-use chrono::{DateTime, TimeZone};
+use chrono::{DateTime, Offset, TimeZone};
 use chrono_tz::Tz;
 
 use crate::schema::mapping::MYSQL_TYPE_KEY;
@@ -97,14 +97,55 @@ impl ServerZone {
         }
     }
 
-    /// Wall-clock microseconds in this zone to UTC microseconds.
+    /// Wall-clock microseconds in this zone to UTC microseconds, as Go's `time.Date` (and so
+    /// TiDB and TiCDC) reads a wall-clock time: with the offset in force at the instant the
+    /// time gives under the offset in force at the time read as UTC. A time that occurs twice
+    /// (clocks set back) is the later instant, the one of the offset after the change; a time
+    /// that never occurs (clocks set forward) is read with the offset before the change. The
+    /// wire's text cannot tell the two instants of a repeated hour apart.
     pub(crate) fn to_utc(self, local_micros: i64) -> Option<i64> {
         match self {
             ServerZone::Utc => Some(local_micros),
             ServerZone::Named(tz) => {
-                let naive = DateTime::from_timestamp_micros(local_micros)?.naive_utc();
-                Some(tz.from_local_datetime(&naive).earliest()?.timestamp_micros())
+                let offset_at = |utc_micros: i64| -> Option<i64> {
+                    let at = DateTime::from_timestamp_micros(utc_micros)?.naive_utc();
+                    Some(i64::from(tz.offset_from_utc_datetime(&at).fix().local_minus_utc()) * 1_000_000)
+                };
+                let guess = local_micros.checked_sub(offset_at(local_micros)?)?;
+                let utc = local_micros.checked_sub(offset_at(guess)?)?;
+                DateTime::from_timestamp_micros(utc).map(|_| utc)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ServerZone;
+    use crate::schema::mysql::parse_datetime_micros;
+
+    /// Wall-clock times around Shanghai's 1989 clock changes read as Go 1.x's
+    /// `time.ParseInLocation` reads them (the right column printed by it): the repeated hour of
+    /// 17 September as its later instant, the skipped hour of 16 April with the offset before it.
+    #[test]
+    fn wall_clock_times_read_as_go_reads_them() {
+        let zone = ServerZone::parse("Asia/Shanghai").unwrap();
+        let micros = |text: &str| parse_datetime_micros(text.as_bytes()).unwrap().unwrap();
+        for (local, utc) in [
+            ("1989-09-17 00:59:59", "1989-09-16 15:59:59"),
+            ("1989-09-17 01:29:13", "1989-09-16 17:29:13"),
+            ("1989-09-17 02:00:00", "1989-09-16 18:00:00"),
+            ("1989-04-16 01:59:59", "1989-04-15 17:59:59"),
+            ("1989-04-16 02:30:00", "1989-04-15 18:30:00"),
+            ("1989-04-16 03:00:00", "1989-04-15 18:00:00"),
+            ("2020-01-01 08:00:00.123456", "2020-01-01 00:00:00.123456"),
+        ] {
+            assert_eq!(zone.to_utc(micros(local)), Some(micros(utc)), "{local}");
+        }
+        assert_eq!(
+            ServerZone::parse("UTC").unwrap().to_utc(micros("1989-09-17 01:29:13")),
+            Some(micros("1989-09-17 01:29:13"))
+        );
+        assert_eq!(zone.to_utc(i64::MIN), None);
     }
 }

@@ -7,11 +7,10 @@
 //!
 //! The encoder uses the same function to write checksums, so the two always agree.
 
-use chrono::TimeZone;
-
 use crate::error::{Fault, FaultResult};
 use crate::event::{Column, Value};
 use crate::schema::mysql::{self, MySqlType};
+use crate::schema::ServerZone;
 
 /// `checksum {version, corrupted, current, previous}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -118,8 +117,7 @@ pub fn timestamp_in_utc(text: &str, location: &str) -> Option<String> {
         return Some(text.to_string());
     };
     let tz: chrono_tz::Tz = location.parse().ok()?;
-    let naive = chrono::DateTime::from_timestamp_micros(local)?.naive_utc();
-    let utc = tz.from_local_datetime(&naive).earliest()?.naive_utc();
+    let utc = chrono::DateTime::from_timestamp_micros(ServerZone::Named(tz).to_utc(local)?)?.naive_utc();
     let digits = text.split_once('.').map_or(0, |(_, f)| f.len());
     let mut out = utc.format("%Y-%m-%d %H:%M:%S").to_string();
     if digits > 0 {
