@@ -571,17 +571,6 @@ impl TypedLayout {
         Ok(())
     }
 
-    /// One value for `field` in the image begun last.
-    #[inline(always)]
-    fn put_value(&mut self, field: usize, value: &Value<'_>, at: usize) -> FaultResult<()> {
-        let f = &mut self.fields[field];
-        let name = f.spec.field.name();
-        fill(&mut f.filled, self.images, name, at)?;
-        let sink = if self.old_image { &mut f.before } else { &mut f.row };
-        let value = std::iter::once((value, at));
-        append_values(&f.spec, sink, value, name, self.zone, &mut self.stats, &mut self.scratch)
-    }
-
     fn settle_before_nulls(&mut self) {
         let n = std::mem::take(&mut self.before_nulls_due);
         if n > 0 {
@@ -639,24 +628,24 @@ impl RowSink for TypedLayout {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, field: Option<usize>, value: &Value<'_>, at: usize) -> FaultResult<()> {
-        match field {
-            Some(field) => self.put_value(field, value, at),
-            None => {
-                self.stats.dropped_columns += 1;
-                Ok(())
-            }
-        }
+        let Some(field) = field else {
+            self.stats.dropped_columns += 1;
+            return Ok(());
+        };
+        let f = &mut self.fields[field];
+        let name = f.spec.field.name();
+        fill(&mut f.filled, self.images, name, at)?;
+        let sink = if self.old_image { &mut f.before } else { &mut f.row };
+        let value = std::iter::once((value, at));
+        append_values(&f.spec, sink, value, name, self.zone, &mut self.stats, &mut self.scratch)
     }
 
     fn put_image(&mut self, old: bool, image: &ImageValues<'_>) -> FaultResult<()> {
         self.begin_image(old);
         for (field, value, at) in image.values() {
-            match field {
-                Some(field) => self.put_value(field, &value, at)?,
-                None => self.stats.dropped_columns += 1,
-            }
+            self.put(field, &value, at)?;
         }
         self.end_image();
         Ok(())
