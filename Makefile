@@ -67,7 +67,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_STOP ?= -max_total_time=$(FUZZ_SECONDS)
 FUZZ_MAX_LEN ?= 2048
 FUZZ_SANITIZER ?= none
-FUZZ_TARGETS ?= open craft canal_json simple_json simple_avro differential
+FUZZ_TARGETS ?= open craft canal_json simple_json simple_avro decode differential
 FUZZ_CORPUS ?= corpus
 FUZZ_ENV := PATH="$(CURDIR)/.cache/cargo/bin:$$PATH" RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$(CURDIR)/fuzz/target"
 FUZZ_BUILD := -O --debug-assertions --sanitizer $(FUZZ_SANITIZER)
