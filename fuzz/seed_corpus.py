@@ -18,10 +18,11 @@ import json
 import pathlib
 import struct
 
+# In the order of `Protocol::ALL`, whose index the `decode` target's first byte gives.
 TARGETS = {"open": "open", "craft": "craft", "canal-json": "canal_json", "simple-json": "simple_json",
            "simple-avro": "simple_avro"}
-PROTOCOL_INDEX = {"open": 0, "craft": 1, "canal-json": 2, "simple-json": 3, "simple-avro": 4}
-DETECT = 5
+PROTOCOL_INDEX = {protocol: i for i, protocol in enumerate(TARGETS)}
+DETECT = len(PROTOCOL_INDEX)
 COMPRESSIONS = {"snappy": 1, "lz4": 2}
 
 
@@ -45,11 +46,11 @@ def seeds(case: dict, max_len: int, number: int):
                  bytes.fromhex(m.get("value_hex") or "")) for m in case.get("messages") or []]
     chosen = DETECT if number % 2 else PROTOCOL_INDEX[protocol]
     views = number // 2 % 2
-    heads = (bytes([compression]), bytes([chosen + 6 * compression + 18 * views]))
+    own_head, decode_head = bytes([compression]), bytes([chosen + 6 * compression + 18 * views])
     parts = [frame(messages)]
     if len(parts[0]) + 1 > max_len and len(messages) > 1:
         parts += [frame([m]) for m in messages]
-    return target, [heads[0] + p for p in parts], [heads[1] + p for p in parts]
+    return target, [own_head + p for p in parts], [decode_head + p for p in parts]
 
 
 def main() -> None:
