@@ -11,8 +11,8 @@ round is the one least disturbed.
 Instruction counts, which the noise does not disturb, are BENCHMARKS.md's other measure ("How
 changes are checked"); they are blind to memory stalls, which this measures.
 
-    .venv/bin/python benches/ab.py canal_json/typed open/typed/x16
-    .venv/bin/python benches/ab.py --base HEAD~3 --rounds 9 craft/typed
+    python3 benches/ab.py canal_json/typed open/typed/x16
+    python3 benches/ab.py --base HEAD~3 --rounds 9 craft/typed
 """
 
 from __future__ import annotations
@@ -86,10 +86,11 @@ def main() -> None:
         subprocess.run(["git", "worktree", "add", "--detach", "-f", str(base_tree), rev], cwd=ROOT, check=True)
     builds = {"working tree": build(ROOT, ROOT / "target"), rev: build(base_tree, base_tree / "target")}
 
+    listed = {name: [(b, i) for b in bins.values() for i in benchmarks_of(b)] for name, bins in builds.items()}
     binaries = {}
     for group in args.groups:
-        for name, bins in builds.items():
-            found = [(b, i) for b in bins.values() for i in benchmarks_of(b) if re.match(selects(group), i)]
+        for name in builds:
+            found = [(b, i) for b, i in listed[name] if re.match(selects(group), i)]
             if len(found) != 1:
                 ids = ", ".join(i for _, i in found) or "none"
                 sys.exit(f"{group} must name one benchmark of {name}'s benches; it names {ids}")
