@@ -45,8 +45,9 @@ lint: $(VENV)/.installed
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --all-targets --features python -- -D warnings
 
+# Optimised, with overflow checks and debug assertions (the `checked` profile in Cargo.toml).
 test-rust:
-	cargo test --release
+	cargo test --profile checked
 
 test-python: develop jars
 	$(PY) -m pytest -q

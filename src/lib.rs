@@ -11,8 +11,8 @@
 //! The pieces, in the order data flows through them (each depends only on those above it):
 //! * [`schema`]: what a table is, apart from any protocol: MySQL types, table definitions and
 //!   names, DDL, and the contract's MySQL-to-Arrow type mapping;
-//! * [`event`], [`json`], [`utf8`], `canonical_base64`, `digits`: the event model every codec produces, and
-//!   the readers the codecs share;
+//! * [`event`], [`json`], [`utf8`], `canonical_base64`, `digits`, `varint`: the event model every
+//!   codec produces, and the readers the codecs share;
 //! * [`input`]: the Kafka `key`/`value` columns read in place, whole-value compression,
 //!   claim-check files, and which protocol a message is in;
 //! * [`codec`]: one folder per protocol, each with its decoder (a message into the event model)
@@ -38,6 +38,7 @@ pub mod json;
 mod python;
 pub mod schema;
 pub mod utf8;
+mod varint;
 
 pub use crate::arrow::encode::BatchEncoder;
 pub use crate::arrow::{BatchDecoder, DecodeOptions, LayoutOptions, OnError};

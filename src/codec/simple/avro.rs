@@ -53,7 +53,7 @@ impl<'a> AvroCursor<'a> {
     }
 
     /// A zigzag varint `long`. One- and two-byte ones (union branches, lengths, small numbers) are
-    /// read inline; longer ones in [`AvroCursor::long_varint`].
+    /// read inline; longer ones (TSOs) in [`AvroCursor::long_varint`].
     #[inline(always)]
     pub fn long(&mut self) -> FaultResult<i64> {
         let zigzag = |v: u64| (v >> 1) as i64 ^ -((v & 1) as i64);
@@ -70,8 +70,11 @@ impl<'a> AvroCursor<'a> {
         }
     }
 
-    #[cold]
     fn long_varint(&mut self) -> FaultResult<u64> {
+        if let Some((v, len)) = self.buf.get(self.pos..).and_then(crate::varint::read_short) {
+            self.pos += len;
+            return Ok(v);
+        }
         let mut v: u64 = 0;
         let mut shift = 0;
         loop {
