@@ -129,10 +129,6 @@ impl<'a> Cursor<'a> {
     #[inline(never)]
     fn long_uvarint(&mut self) -> FaultResult<u64> {
         let window = &self.data[self.pos..self.end];
-        if let Some((value, len)) = crate::varint::read_short(window) {
-            self.pos += len;
-            return Ok(value);
-        }
         let mut value = 0u64;
         for (i, &b) in window.iter().take(MAX_VARINT_LEN).enumerate() {
             if b < 0x80 {
