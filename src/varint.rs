@@ -5,7 +5,7 @@
 //! where it ends and three mask, shift and OR steps join its seven-bit groups. Ten-byte varints,
 //! and varints too near the end of the input to load a word, are left to the cursor's own loop,
 //! which also names the faults. Craft's cursor keeps its byte loop: with this, its reader of
-//! longer varints ran 4% more instructions (they are mostly shorter than nine bytes there).
+//! longer varints ran 4% more instructions.
 
 /// Each byte's continuation flag.
 const CONTINUATIONS: u64 = 0x8080_8080_8080_8080;
