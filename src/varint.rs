@@ -39,7 +39,7 @@ fn groups(word: u64) -> u64 {
 mod tests {
     use super::*;
 
-    /// The varint byte by byte, as the cursors' loops read it.
+    /// The varint byte by byte, as the Avro cursor's loop reads it.
     fn reference(bytes: &[u8]) -> Option<(u64, usize)> {
         let mut v = 0u64;
         for (i, &b) in bytes.iter().take(9).enumerate() {
