@@ -1,4 +1,5 @@
-//! LEB128 varints of up to nine bytes read a word at a time, for Simple Avro's cursor.
+//! LEB128 varints: written for Craft and Simple Avro, and read a word at a time, up to nine
+//! bytes long, by Simple Avro's cursor.
 //!
 //! TSOs and schema versions (about 2^58) take nine bytes, three in each Avro row message. Byte by
 //! byte, a nine-byte varint costs a branch and three operations per byte; here one load finds
@@ -19,11 +20,21 @@ pub(crate) fn read_short(bytes: &[u8]) -> Option<(u64, usize)> {
     let word = u64::from_le_bytes(word);
     let ends = !word & CONTINUATIONS;
     if ends != 0 {
-        let len = ends.trailing_zeros() as usize / 8 + 1;
-        let mine = if len == 8 { word } else { word & ((1u64 << (8 * len)) - 1) };
-        return Some((groups(mine), len));
+        // The bits up to the first end flag: the varint's bytes (the last one's high bit is clear).
+        let mine = word & (ends ^ (ends - 1));
+        return Some((groups(mine), ends.trailing_zeros() as usize / 8 + 1));
     }
     (ninth < 0x80).then(|| (groups(word) | (ninth as u64) << 56, 9))
+}
+
+/// Appends `v` as an unsigned LEB128 varint.
+#[inline]
+pub(crate) fn put_uvarint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
 }
 
 /// The seven low bits of each byte of `word`, joined from the lowest byte up.
@@ -51,14 +62,6 @@ mod tests {
         None
     }
 
-    fn write(mut v: u64, out: &mut Vec<u8>) {
-        while v >= 0x80 {
-            out.push(v as u8 | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-
     #[test]
     fn every_length_reads_as_byte_by_byte() {
         let mut values = vec![0, 1, 127, 128, 16_383, 16_384, u64::MAX >> 1, u64::MAX, 449_543_016_434_794_514];
@@ -67,7 +70,7 @@ mod tests {
         }
         for v in values {
             let mut bytes = Vec::new();
-            write(v, &mut bytes);
+            put_uvarint(&mut bytes, v);
             let len = bytes.len();
             bytes.extend([0xff; 9]);
             let read = read_short(&bytes);

@@ -29,6 +29,7 @@ use crate::error::{Fault, FaultResult};
 use crate::event::{flag, same_name, Column, Event, EventKind, MessageEvents, Text, Value};
 use crate::schema::ddl_action;
 use crate::schema::mysql::MySqlType;
+use crate::varint::put_uvarint;
 
 use super::{EVENT_DDL, EVENT_RESOLVED, EVENT_ROW, GROUP_NEW, GROUP_OLD, VERSION};
 
@@ -525,15 +526,6 @@ impl Hasher for Fnv {
             self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
         }
     }
-}
-
-#[inline]
-pub(super) fn put_uvarint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 #[inline]

@@ -630,12 +630,7 @@ pub fn read_table_schema(cur: &mut AvroCursor<'_>) -> FaultResult<TableSchema> {
 // Writing (used by the encoder).
 
 pub fn write_long(out: &mut Vec<u8>, v: i64) {
-    let mut z = ((v << 1) ^ (v >> 63)) as u64;
-    while z >= 0x80 {
-        out.push((z as u8) | 0x80);
-        z >>= 7;
-    }
-    out.push(z as u8);
+    crate::varint::put_uvarint(out, ((v << 1) ^ (v >> 63)) as u64);
 }
 
 pub fn write_bytes(out: &mut Vec<u8>, b: &[u8]) {
