@@ -8,11 +8,15 @@ criterion's middle throughput estimates, with the ratio of the medians. Shared h
 10-40% over minutes: alternating rounds keeps both sides in the same conditions, and the best
 round is the one least disturbed.
 
-Instruction counts, which the noise does not disturb, are BENCHMARKS.md's other measure ("How
-changes are checked"); they are blind to memory stalls, which this measures.
+With --instructions it counts instead of timing: one timed iteration of each GROUP (criterion's
+`--test` runs it once) under callgrind, on each build, and the ratio of the counts. The noise does
+not disturb them; they are blind to memory stalls, which the timed rounds see. BENCHMARKS.md
+("How changes are checked") uses both. Averages over `--profile-time` runs are not a substitute:
+the bench's setup decodes fall in or out of them with the number of iterations run.
 
     python3 benches/ab.py canal_json/typed open/typed/x16
     python3 benches/ab.py --base HEAD~3 --rounds 9 craft/typed
+    python3 benches/ab.py --base acc46a6 --instructions simple_avro/typed
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,12 +75,29 @@ def throughput(binary: Path, group: str, seconds: int) -> float:
     return float(found.group(1)) * UNITS[found.group(2)]
 
 
+def instructions(binary: Path, group: str) -> int:
+    """The instructions of one timed iteration of `group` (criterion's `--test`), under callgrind."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        command = [
+            "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+            "--toggle-collect=criterion::bencher::Bencher*iter*",
+            binary, "--bench", selects(group), "--test",
+        ]  # fmt: skip
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for line in out.read_text().splitlines():
+            if line.startswith("totals:") or line.startswith("summary:"):
+                return int(line.split()[1])
+    sys.exit(f"no instruction count for {group} from {binary}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("groups", nargs="+", metavar="GROUP", help="e.g. canal_json/typed, open/typed/x16")
     parser.add_argument("--base", default="e3e9c19", help="the git revision to compare with")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=2, help="criterion's measurement time per run")
+    parser.add_argument("--instructions", action="store_true", help="count instructions (callgrind) instead")
     args = parser.parse_args()
 
     rev = subprocess.run(
@@ -96,8 +118,16 @@ def main() -> None:
                 sys.exit(f"{group} must name one benchmark of {name}'s benches; it names {ids}")
             binaries[group, name] = found[0][0]
 
-    runs: dict[tuple[str, str], list[float]] = {key: [] for key in binaries}
     names = list(builds)
+    if args.instructions:
+        print(f"| group | working tree instructions | {rev} instructions | change |")
+        print("| --- | --- | --- | --- |")
+        for group in args.groups:
+            new, old = (instructions(binaries[group, name], group) for name in names)
+            print(f"| {group} | {new:,} | {old:,} | {(new - old) / old:+.1%} |")
+        return
+
+    runs: dict[tuple[str, str], list[float]] = {key: [] for key in binaries}
     for round_ in range(args.rounds):
         for group in args.groups:
             for name in names if round_ % 2 == 0 else names[::-1]:
