@@ -1,5 +1,5 @@
-//! LEB128 varints: written for Craft and Simple Avro, and read a word at a time, up to nine
-//! bytes long, by Simple Avro's cursor.
+//! LEB128 varints, unsigned and zigzag-encoded: written for Craft and Simple Avro, and read a
+//! word at a time, up to nine bytes long, by Simple Avro's cursor.
 //!
 //! TSOs and schema versions (about 2^58) take nine bytes, three in each Avro row message. Byte by
 //! byte, a nine-byte varint costs a branch and three operations per byte; here one load finds
@@ -25,6 +25,19 @@ pub(crate) fn read_short(bytes: &[u8]) -> Option<(u64, usize)> {
         return Some((groups(mine), ends.trailing_zeros() as usize / 8 + 1));
     }
     (ninth < 0x80).then(|| (groups(word) | (ninth as u64) << 56, 9))
+}
+
+/// Appends `v` zigzag-encoded (small magnitudes short, either sign) as a LEB128 varint: Avro's
+/// `long`, Craft's signed varints.
+#[inline]
+pub(crate) fn put_varint(out: &mut Vec<u8>, v: i64) {
+    put_uvarint(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+/// The signed value of a zigzag-encoded varint.
+#[inline(always)]
+pub(crate) fn unzigzag(v: u64) -> i64 {
+    (v >> 1) as i64 ^ -((v & 1) as i64)
 }
 
 /// Appends `v` as an unsigned LEB128 varint.

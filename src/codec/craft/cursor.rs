@@ -151,7 +151,7 @@ impl<'a> Cursor<'a> {
     #[inline(always)]
     pub fn varint(&mut self) -> FaultResult<i64> {
         let u = self.uvarint()?;
-        Ok((u >> 1) as i64 ^ -((u & 1) as i64))
+        Ok(crate::varint::unzigzag(u))
     }
 
     /// A uvarint used as a length or count: at most `i32::MAX` (as Go checks) and at most

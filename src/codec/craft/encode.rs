@@ -29,7 +29,7 @@ use crate::error::{Fault, FaultResult};
 use crate::event::{flag, same_name, Column, Event, EventKind, MessageEvents, Text, Value};
 use crate::schema::ddl_action;
 use crate::schema::mysql::MySqlType;
-use crate::varint::put_uvarint;
+use crate::varint::{put_uvarint, put_varint};
 
 use super::{EVENT_DDL, EVENT_RESOLVED, EVENT_ROW, GROUP_NEW, GROUP_OLD, VERSION};
 
@@ -526,11 +526,6 @@ impl Hasher for Fnv {
             self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
         }
     }
-}
-
-#[inline]
-pub(super) fn put_varint(out: &mut Vec<u8>, v: i64) {
-    put_uvarint(out, ((v << 1) ^ (v >> 63)) as u64);
 }
 
 /// A delta varint chunk: the first value, then each difference from the previous one.

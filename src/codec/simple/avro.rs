@@ -21,6 +21,7 @@ use super::schema::{ColumnSchema, DataType, DefaultValue, IndexSchema, TableSche
 use crate::error::{Fault, FaultResult};
 use crate::event::{Event, EventKind, MessageEvents, RowSink, Value};
 use crate::schema::mysql::MySqlType;
+use crate::varint::unzigzag;
 
 /// The union branch of `com.pingcap.simple.avro.Message` in the top-level schema.
 pub const MESSAGE_BRANCH: i64 = 11;
@@ -56,17 +57,16 @@ impl<'a> AvroCursor<'a> {
     /// read inline; longer ones (TSOs) in [`AvroCursor::long_varint`].
     #[inline(always)]
     pub fn long(&mut self) -> FaultResult<i64> {
-        let zigzag = |v: u64| (v >> 1) as i64 ^ -((v & 1) as i64);
         match self.buf.get(self.pos..self.pos + 2) {
             Some(&[b0, _]) if b0 < 0x80 => {
                 self.pos += 1;
-                Ok(zigzag(b0 as u64))
+                Ok(unzigzag(b0 as u64))
             }
             Some(&[b0, b1]) if b1 < 0x80 => {
                 self.pos += 2;
-                Ok(zigzag((b0 & 0x7f) as u64 | (b1 as u64) << 7))
+                Ok(unzigzag((b0 & 0x7f) as u64 | (b1 as u64) << 7))
             }
-            _ => self.long_varint().map(zigzag),
+            _ => self.long_varint().map(unzigzag),
         }
     }
 
@@ -630,7 +630,7 @@ pub fn read_table_schema(cur: &mut AvroCursor<'_>) -> FaultResult<TableSchema> {
 // Writing (used by the encoder).
 
 pub fn write_long(out: &mut Vec<u8>, v: i64) {
-    crate::varint::put_uvarint(out, ((v << 1) ^ (v >> 63)) as u64);
+    crate::varint::put_varint(out, v);
 }
 
 pub fn write_bytes(out: &mut Vec<u8>, b: &[u8]) {
