@@ -9,7 +9,7 @@ criterion's middle throughput estimates, with the ratio of the medians. Shared h
 round is the one least disturbed.
 
 With --instructions it counts instead of timing: one timed iteration of each GROUP (criterion's
-`--test` runs it once) under callgrind, on each build, and the ratio of the counts. The noise does
+`--test` runs it once) under callgrind, on each build, and their difference in percent. The noise does
 not disturb them; they are blind to memory stalls, which the timed rounds see. BENCHMARKS.md
 ("How changes are checked") uses both. Averages over `--profile-time` runs are not a substitute:
 the bench's setup decodes fall in or out of them with the number of iterations run.
@@ -86,7 +86,7 @@ def instructions(binary: Path, group: str) -> int:
         ]  # fmt: skip
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for line in out.read_text().splitlines():
-            if line.startswith("totals:") or line.startswith("summary:"):
+            if line.startswith(("totals:", "summary:")):
                 return int(line.split()[1])
     sys.exit(f"no instruction count for {group} from {binary}")
 
