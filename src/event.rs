@@ -9,9 +9,12 @@
 //! Values stay in the form the wire gives (text, integer, float, bytes); turning them into an
 //! Arrow type is the builders' business, so each protocol only has to say what it read.
 //!
-//! A codec that knows a table's columns before reading a row (Simple, from its schema cache)
-//! may skip the row model for the typed layout: it puts each value into a [`RowSink`] by field,
-//! and the events it pushes carry no images.
+//! A codec that knows a table's columns before reading a row (Simple, from its schema cache;
+//! the others from a plan of the table's wire columns) may skip the row model for the typed
+//! layout: it puts each value into the [`TableColumns`] by field, and the events it pushes carry
+//! no images.
+//!
+//! [`TableColumns`]: crate::columns::TableColumns
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -261,44 +264,7 @@ impl<'a> MessageEvents<'a> {
     }
 }
 
-/// Where a codec may put row values straight into output columns instead of building
-/// [`Column`]s: the typed layout is one. A codec that knows a table's columns resolves each to its
-/// field once per schema version ([`RowSink::field`]) and then puts every value by field, so a
-/// value goes from the wire to its column with no name matching and no row model between them.
-///
-/// A codec may give a message up, before or part-way through, to read it the general way
-/// ([`crate::codec::Codec::decode_rows`]). The events it pushes carry no images. A message that is
-/// given up or fails part-way is undone by the driver with [`RowSink::truncate`].
-pub trait RowSink {
-    /// Whether rows of `schema`.`table` go to this sink.
-    fn takes(&self, schema: &str, table: &str) -> bool;
-    /// The field that takes the column `name`; None: the output has no such column.
-    fn field(&self, name: &str) -> Option<usize>;
-    /// Starts a row image: an UPDATE's old image when `old`, else the row itself.
-    fn begin_image(&mut self, old: bool);
-    /// One value of the image begun last, for `field` (None: counted and dropped). `at` (the
-    /// value's offset) is for the fault when the value does not fit, which names the field: the
-    /// codec found it by the column's name.
-    fn put(&mut self, field: Option<usize>, value: &Value<'_>, at: usize) -> FaultResult<()>;
-    /// A whole row image at once, as [`ImageValues`] collected it from the wire: the same as
-    /// [`RowSink::begin_image`], a [`RowSink::put`] of each value and [`RowSink::end_image`], in
-    /// one call, with no [`Value`] kept between the wire and the column.
-    fn put_image(&mut self, old: bool, image: &ImageValues<'_>) -> FaultResult<()>;
-    /// Ends the image begun last: fields that got no value are null.
-    fn end_image(&mut self);
-    /// Ends a row, which had an old image or not.
-    fn end_row(&mut self, had_old: bool);
-    /// Whole rows at once, column by column: each column's values go to its field in one loop.
-    /// An alternative to the images above, for a message whose row images all describe the
-    /// same columns.
-    fn put_columns(&mut self, rows: &RowColumns<'_, '_>) -> FaultResult<()>;
-    /// The rows so far, to truncate back to.
-    fn rows(&self) -> usize;
-    /// Takes back every row from `rows` on.
-    fn truncate(&mut self, rows: usize);
-}
-
-/// One row image's values as a codec reads them off the wire, for [`RowSink::put_image`]: each
+/// One row image's values as a codec reads them off the wire, for [`TableColumns::put_image`](crate::columns::TableColumns::put_image): each
 /// value's field and offset, and its text or bytes, borrowed from the message where the wire form
 /// is the value and otherwise decoded into the image's own buffers (a JSON string with escapes, a
 /// Latin-1 binary string). The buffers are kept from one image to the next, so collecting a row
@@ -410,7 +376,7 @@ impl<'a> ImageValues<'a> {
     }
 }
 
-/// The rows of a message for [`RowSink::put_columns`]: a codec whose row images all describe
+/// The rows of a message for [`TableColumns::put_columns`](crate::columns::TableColumns::put_columns): a codec whose row images all describe
 /// the same columns in the same order (Craft's column groups) reads every value of the message,
 /// and the sink then converts one column at a time, with one dispatch on its Arrow type per
 /// column rather than per value.

@@ -15,10 +15,12 @@
 //!   codec produces, and the readers the codecs share;
 //! * [`input`]: the Kafka `key`/`value` columns read in place, whole-value compression,
 //!   claim-check files, and which protocol a message is in;
-//! * [`codec`]: one folder per protocol, each with its decoder (a message into the event model)
-//!   and its encoder (events into messages);
+//! * [`columns`]: one table's typed output columns while they are built, a sink per field of
+//!   its Arrow type, which codecs may write row values into directly;
+//! * [`codec`]: one folder per protocol, each with its decoder (a message into the event model,
+//!   or its rows into [`columns::TableColumns`]) and its encoder (events into messages);
 //! * [`arrow`]: the batch drivers ([`arrow::BatchDecoder`], [`BatchEncoder`]) with the error
-//!   policy, and the layouts that own the Arrow builders. No codec writes Arrow itself.
+//!   policy, and the layouts (envelope, typed) that make the output batches.
 //! * `python` (feature `python`): the thin PyO3 layer behind the `ticdc_rs` Python package.
 //!
 //! Every failure on input is a [`DecodeError`] naming the protocol, the message index in the
@@ -29,6 +31,7 @@
 pub mod arrow;
 mod canonical_base64;
 pub mod codec;
+pub mod columns;
 mod digits;
 pub mod error;
 pub mod event;

@@ -174,7 +174,7 @@ impl EnvelopeLayout {
             self.flags.keys().values_slice().len(),
             self.keys.values_ref().values_slice().len(),
         ];
-        super::ensure_room("_after/_before/_types/_keys", used.into_iter().max().unwrap_or(0), bound)
+        crate::columns::ensure_room("_after/_before/_types/_keys", used.into_iter().max().unwrap_or(0), bound)
     }
 
     fn append_image(&mut self, present: bool, columns: &[Column<'_>], after: bool) {

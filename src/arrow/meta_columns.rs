@@ -7,7 +7,7 @@ use arrow_array::builder::{ArrayBuilder, BinaryBuilder, BooleanBuilder, Int64Bui
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, FieldRef};
 
-use super::ensure_room;
+use crate::columns::ensure_room;
 use crate::error::FaultResult;
 use crate::event::{Event, MessageEvents};
 

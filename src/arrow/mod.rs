@@ -13,9 +13,7 @@ pub(crate) mod envelope;
 pub mod infer;
 pub(crate) mod meta_columns;
 pub mod read_events;
-pub(crate) mod sink;
 pub(crate) mod typed;
-pub(crate) mod views;
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -28,24 +26,14 @@ use arrow_schema::{Field, FieldRef, Schema, SchemaRef};
 
 use crate::codec::simple::TableSchema;
 use crate::codec::{Codec, CodecOptions, HeldMessage, MessageOrigin};
+use crate::columns::TableColumns;
 use crate::error::{DecodeError, Error, Fault, FaultResult, Result};
-use crate::event::{MessageEvents, RowSink, SpareBuffers};
+use crate::event::{MessageEvents, SpareBuffers};
 use crate::input::claim_check::read_claim_check;
 use crate::input::{Bytes, Compression, Protocol};
 use crate::schema::{ServerZone, TableName};
 
-/// The most bytes a utf8/binary output column of one batch can hold (its offsets are i32). A
-/// message that would push a column past it fails, so a batch of small compressed messages that
-/// expand to gigabytes is an error under the error policy, not a panic in an Arrow builder.
-pub const MAX_COLUMN_BYTES: usize = i32::MAX as usize;
-
-/// Whether a column holding `used` bytes can take `more`; else the fault for message.
-pub(crate) fn ensure_room(column: &str, used: usize, more: usize) -> FaultResult<()> {
-    if used.saturating_add(more) <= MAX_COLUMN_BYTES {
-        return Ok(());
-    }
-    Err(Fault::new(0, format!("column {column} of this batch's output would exceed 2 GiB; decode smaller batches")))
-}
+pub use crate::columns::MAX_COLUMN_BYTES;
 
 /// Where a layout's Arrow columns come from: the events of each message, in order.
 pub trait Layout: Send + Sync {
@@ -63,8 +51,8 @@ pub trait Layout: Send + Sync {
     /// Appends the events `kept` (indexes into `events.events`), all or none.
     fn append(&mut self, events: &MessageEvents<'_>, kept: &[usize]) -> FaultResult<()>;
 
-    /// Where codecs may put row values directly (see [`RowSink`]), if the layout takes them so.
-    fn row_sink(&mut self) -> Option<&mut dyn RowSink> {
+    /// Where codecs may put row values directly, if the layout takes them so.
+    fn row_sink(&mut self) -> Option<&mut TableColumns> {
         None
     }
 
@@ -483,7 +471,7 @@ impl BatchDecoder {
     }
 
     /// Reads message `index` straight into the layout's row sink when the layout has one and
-    /// the codec can (see [`RowSink`]); returns whether it did. All or nothing, as [`Self::emit`]:
+    /// the codec can (see [`TableColumns`]); returns whether it did. All or nothing, as [`Self::emit`]:
     /// a message given up or failed is taken back whole, to be read the general way.
     fn decode_rows<'a>(
         &mut self,

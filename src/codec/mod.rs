@@ -14,8 +14,9 @@ pub mod simple;
 
 use std::path::PathBuf;
 
+use crate::columns::TableColumns;
 use crate::error::FaultResult;
-use crate::event::{Event, MessageEvents, RowSink};
+use crate::event::{Event, MessageEvents};
 use crate::input::{Compression, Protocol};
 
 impl Protocol {
@@ -87,7 +88,7 @@ pub trait Codec: Send + Sync {
         _key: Option<&'a [u8]>,
         _value: &'a [u8],
         _out: &mut MessageEvents<'a>,
-        _rows: &mut dyn RowSink,
+        _rows: &mut TableColumns,
     ) -> FaultResult<bool> {
         Ok(false)
     }

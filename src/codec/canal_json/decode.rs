@@ -23,10 +23,9 @@ use std::ops::Range;
 use base64::Engine;
 
 use crate::codec::{Codec, Protocol};
+use crate::columns::TableColumns;
 use crate::error::{Fault, FaultResult};
-use crate::event::{
-    recycle, same_name, ColumnType, Event, EventKind, ImageValues, MessageEvents, RowSink, Text, Value,
-};
+use crate::event::{recycle, same_name, ColumnType, Event, EventKind, ImageValues, MessageEvents, Text, Value};
 use crate::json::{JsonCursor, KeyOrder};
 use crate::schema::mysql::MySqlType;
 use rustc_hash::FxHashMap;
@@ -591,7 +590,7 @@ impl Codec for CanalJsonCodec {
         _key: Option<&'a [u8]>,
         value: &'a [u8],
         out: &mut MessageEvents<'a>,
-        rows: &mut dyn RowSink,
+        rows: &mut TableColumns,
     ) -> FaultResult<bool> {
         let Ok(mut cur) = JsonCursor::new(value) else { return Ok(false) };
         std::mem::swap(cur.spare(), &mut out.spare);
@@ -638,7 +637,7 @@ struct PlannedColumn {
 }
 
 impl DirectPlan {
-    fn rebuild(&mut self, types: &[MySqlTypeEntry<'_>], hints_possible: bool, rows: &dyn RowSink) {
+    fn rebuild(&mut self, types: &[MySqlTypeEntry<'_>], hints_possible: bool, rows: &TableColumns) {
         self.columns.clear();
         self.names.clear();
         for d in types {
@@ -742,7 +741,7 @@ impl CanalJsonCodec {
         types: &mut Vec<MySqlTypeEntry<'a>>,
         image: &mut ImageValues<'a>,
         out: &mut MessageEvents<'a>,
-        rows: &mut dyn RowSink,
+        rows: &mut TableColumns,
     ) -> FaultResult<bool> {
         let mut h = Header::default();
         let mut seen = TypesSeen::default();
@@ -1010,7 +1009,7 @@ impl TableCache {
         cur: &JsonCursor<'a>,
         types: &mut Vec<MySqlTypeEntry<'a>>,
         seen: &TypesSeen,
-        rows: &dyn RowSink,
+        rows: &TableColumns,
     ) {
         let key = (self.mysql_types.generation, seen.codes.then_some(self.sql_types.generation()));
         if self.plans.find(|plan| plan.key == Some(key)) {
@@ -1034,7 +1033,7 @@ impl TableCache {
     fn put_rows<'a>(
         &mut self,
         cur: &mut JsonCursor<'a>,
-        rows: &mut dyn RowSink,
+        rows: &mut TableColumns,
         of: RowsOf,
         image: &mut ImageValues<'a>,
     ) -> FaultResult<Option<usize>> {
@@ -1247,8 +1246,12 @@ fn read_tidb<'a>(cur: &mut JsonCursor<'a>, h: &mut Header<'a>) -> FaultResult<()
 
 #[cfg(test)]
 mod tests {
+    use arrow_array::cast::AsArray;
+    use arrow_array::{Array, ArrayRef};
+    use arrow_schema::{DataType, Field, Fields};
+
     use super::*;
-    use crate::event::RowColumns;
+    use crate::schema::{ServerZone, TableName};
 
     #[test]
     fn recycled_types_keep_their_allocation() {
@@ -1277,38 +1280,25 @@ mod tests {
             .collect()
     }
 
-    /// A row sink of columns `a` and `b` that keeps each value's field and text.
-    #[derive(Default)]
-    struct Recorded(Vec<(Option<usize>, String)>);
-
-    impl RowSink for Recorded {
-        fn takes(&self, _: &str, _: &str) -> bool {
-            true
-        }
-        fn field(&self, name: &str) -> Option<usize> {
-            ["a", "b"].iter().position(|&f| f == name)
-        }
-        fn begin_image(&mut self, _: bool) {}
-        fn put(&mut self, field: Option<usize>, value: &Value<'_>, _: usize) -> FaultResult<()> {
-            self.0.push((field, format!("{value:?}")));
-            Ok(())
-        }
-        fn put_image(&mut self, _: bool, image: &ImageValues<'_>) -> FaultResult<()> {
-            image.values().try_for_each(|(field, value, at)| self.put(field, &value, at))
-        }
-        fn end_image(&mut self) {}
-        fn end_row(&mut self, _: bool) {}
-        fn put_columns(&mut self, block: &RowColumns<'_, '_>) -> FaultResult<()> {
-            let columns = block.fields.len();
-            for (j, (value, _)) in block.values.iter().enumerate() {
-                self.0.push((block.fields[j % columns], format!("{value:?}")));
-            }
-            Ok(())
-        }
-        fn rows(&self) -> usize {
-            0
-        }
-        fn truncate(&mut self, _: usize) {}
+    /// Reads `message` with `codec` straight into the columns `a` (text) and `b` (bytes) of the
+    /// table the message names, as the general read finds it: whether the codec took it, its
+    /// events, and the two columns as read.
+    fn read_rows(codec: &mut CanalJsonCodec, message: &str) -> FaultResult<(bool, String, Vec<ArrayRef>)> {
+        let mut general = MessageEvents::default();
+        CanalJsonCodec::default().decode(None, message.as_bytes(), &mut general)?;
+        let named = &general.events[0];
+        let table = TableName {
+            schema: named.schema.as_deref().unwrap_or_default().into(),
+            table: named.table.as_deref().unwrap_or_default().into(),
+        };
+        let fields = Fields::from(vec![Field::new("a", DataType::Utf8, true), Field::new("b", DataType::Binary, true)]);
+        let mut rows = TableColumns::new(table, &fields, ServerZone::Utc).unwrap();
+        let mut out = MessageEvents::default();
+        let taken = codec.decode_rows(None, message.as_bytes(), &mut out, &mut rows)?;
+        let events: Vec<_> = out.events.iter().map(|e| (e.kind, e.schema.clone(), e.table.clone())).collect();
+        let mut columns = rows.finish();
+        columns.truncate(2);
+        Ok((taken, format!("{events:?}"), columns))
     }
 
     #[test]
@@ -1335,8 +1325,8 @@ mod tests {
                 r#"{{"database":"d","table":"t","pkNames":["a"],"isDdl":false,"type":"INSERT",{sql_type}"mysqlType":{{"a":"int","b":"varbinary"}},"data":[{{"a":"1","b":"\u00ff"}}],"old":null}}"#
             )
         };
-        let latin1 = format!("{:?}", Value::Bytes(Cow::Borrowed(&[0xffu8][..])));
-        let raw_text = format!("{:?}", Value::Bytes(Cow::Borrowed("\u{ff}".as_bytes())));
+        let latin1 = &[0xffu8][..];
+        let raw_text = "\u{ff}".as_bytes();
         let blob = r#""sqlType":{"a":4,"b":2004},"#;
         let varchar = r#""sqlType":{"a":4,"b":12},"#;
         let blob_again = r#""sqlType":{"b":2004,"a":4},"#;
@@ -1362,15 +1352,14 @@ mod tests {
             (blob, Some(&latin1)),
         ] {
             let text = message(sql_type);
-            let (mut out, mut rows) = (MessageEvents::default(), Recorded::default());
-            let Ok(taken) = codec.decode_rows(None, text.as_bytes(), &mut out, &mut rows) else {
+            let Ok((taken, _, columns)) = read_rows(&mut codec, &text) else {
                 assert!(want.is_none(), "{text}");
                 continue;
             };
             assert_eq!(taken, want.is_some(), "{text}");
             if let Some(want) = want {
-                assert_eq!(rows.0[1], (Some(1), want.clone()), "{text}");
-                assert_eq!(rows.0[0].0, Some(0));
+                assert_eq!(columns[0].as_string::<i32>().value(0), "1", "{text}");
+                assert_eq!(columns[1].as_binary::<i32>().value(0), *want, "{text}");
             }
         }
     }
@@ -1408,12 +1397,9 @@ mod tests {
         let mut codec = CanalJsonCodec::default();
         for m in messages.iter().chain(&messages) {
             assert_eq!(columns(&mut codec, m), columns(&mut CanalJsonCodec::default(), m), "{m}");
-            let read_rows = |codec: &mut CanalJsonCodec| {
-                let (mut out, mut rows) = (MessageEvents::default(), Recorded::default());
-                let taken = codec.decode_rows(None, m.as_bytes(), &mut out, &mut rows).unwrap();
-                (taken, rows.0)
-            };
-            assert_eq!(read_rows(&mut codec), read_rows(&mut CanalJsonCodec::default()), "{m}");
+            let read = read_rows(&mut codec, m).unwrap();
+            assert_eq!(read, read_rows(&mut CanalJsonCodec::default(), m).unwrap(), "{m}");
+            assert_eq!(read.2[0].len(), usize::from(read.0), "{m}");
         }
         assert_eq!(codec.tables.by_name.len(), 3);
     }
@@ -1446,15 +1432,9 @@ mod tests {
             message(r#""database":"d","table":"t1","id":0"#, "13"),
             message(&head("0", r#""d""#, r#""t1""#, "false"), "14"),
         ];
-        let read = |codec: &mut CanalJsonCodec, m: &str| {
-            let (mut out, mut rows) = (MessageEvents::default(), Recorded::default());
-            let taken = codec.decode_rows(None, m.as_bytes(), &mut out, &mut rows).unwrap();
-            let events: Vec<_> = out.events.iter().map(|e| (e.kind, e.schema.clone(), e.table.clone())).collect();
-            (taken, format!("{events:?}"), rows.0)
-        };
         let mut codec = CanalJsonCodec::default();
         for m in messages.iter().chain(&messages) {
-            assert_eq!(read(&mut codec, m), read(&mut CanalJsonCodec::default(), m), "{m}");
+            assert_eq!(read_rows(&mut codec, m).unwrap(), read_rows(&mut CanalJsonCodec::default(), m).unwrap(), "{m}");
         }
         assert_eq!(codec.tables.by_name.len(), 4);
     }

@@ -11,8 +11,9 @@ use super::{
     MIN_COLUMN_BYTES, VERSION,
 };
 use crate::codec::{Codec, Protocol};
+use crate::columns::TableColumns;
 use crate::error::{Fault, FaultResult};
-use crate::event::{flag, recycle, ColumnType, Event, EventKind, MessageEvents, RowColumns, RowSink, Value};
+use crate::event::{flag, recycle, ColumnType, Event, EventKind, MessageEvents, RowColumns, Value};
 use crate::schema::mysql::MySqlType;
 
 #[derive(Default)]
@@ -137,7 +138,7 @@ impl Codec for CraftCodec {
         _key: Option<&'a [u8]>,
         value: &'a [u8],
         out: &mut MessageEvents<'a>,
-        rows: &mut dyn RowSink,
+        rows: &mut TableColumns,
     ) -> FaultResult<bool> {
         self.put_message(value, out, rows)
     }
@@ -168,7 +169,7 @@ impl CraftCodec {
         &mut self,
         value: &'a [u8],
         out: &mut MessageEvents<'a>,
-        rows: &mut dyn RowSink,
+        rows: &mut TableColumns,
     ) -> FaultResult<bool> {
         let frame = self.read_frame(value)?;
         let terms = Terms { text: frame.text, spans: &self.terms };
@@ -223,7 +224,7 @@ fn push_row_event<'a>(
 }
 
 /// The row events of one message, every value read before any goes to the sink, which then
-/// converts a column at a time ([`RowSink::put_columns`]).
+/// converts a column at a time ([`TableColumns::put_columns`]).
 #[derive(Default)]
 struct ColumnBlock<'a> {
     /// The columns' names, as the description gives them, and their output fields.

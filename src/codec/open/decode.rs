@@ -14,10 +14,10 @@ use base64::Engine;
 use super::{gotext, read_u64, BATCH_VERSION, TYPE_DDL, TYPE_RESOLVED, TYPE_ROW};
 use crate::canonical_base64;
 use crate::codec::{Codec, Protocol};
+use crate::columns::TableColumns;
 use crate::error::{Fault, FaultResult};
 use crate::event::{
-    flag, push_empty_column, same_name, Column, ColumnType, Event, EventKind, MessageEvents, RowSink, SpareBuffers,
-    Text, Value,
+    flag, push_empty_column, same_name, Column, ColumnType, Event, EventKind, MessageEvents, SpareBuffers, Text, Value,
 };
 use crate::input::Compression;
 use crate::json::{JsonCursor, KeyOrder};
@@ -73,7 +73,7 @@ impl Codec for OpenCodec {
         key: Option<&'a [u8]>,
         value: &'a [u8],
         out: &mut MessageEvents<'a>,
-        rows: &mut dyn RowSink,
+        rows: &mut TableColumns,
     ) -> FaultResult<bool> {
         let Some(key) = key.filter(|_| self.compression == Compression::None) else { return Ok(false) };
         self.put_message(key, value, out, rows)
@@ -406,7 +406,7 @@ impl OpenCodec {
         key: &'a [u8],
         value: &'a [u8],
         out: &mut MessageEvents<'a>,
-        rows: &mut dyn RowSink,
+        rows: &mut TableColumns,
     ) -> FaultResult<bool> {
         let mut pairs = Pairs::new(key, value)?;
         while let Some(((_, key_json), (value_at, item))) = pairs.next()? {
@@ -438,7 +438,7 @@ impl OpenCodec {
 
     /// Puts a row item's images into `rows`: `u` as the row (then a whole `p` as its `_before`),
     /// or `d` as the row.
-    fn put_row(&mut self, cur: &mut JsonCursor<'_>, base: usize, rows: &mut dyn RowSink) -> FaultResult<PutRow> {
+    fn put_row(&mut self, cur: &mut JsonCursor<'_>, base: usize, rows: &mut TableColumns) -> FaultResult<PutRow> {
         let mut kind = None;
         let mut empty = true;
         cur.begin_object()?;
@@ -484,7 +484,7 @@ impl OpenCodec {
         &mut self,
         cur: &mut JsonCursor<'_>,
         base: usize,
-        rows: &mut dyn RowSink,
+        rows: &mut TableColumns,
         old: bool,
     ) -> FaultResult<Option<usize>> {
         if !old {
@@ -567,7 +567,7 @@ impl FieldPlan {
         position: usize,
         name: &str,
         ty: ColumnType<'static>,
-        rows: &dyn RowSink,
+        rows: &TableColumns,
     ) -> Option<usize> {
         match self.columns.get_mut(position) {
             Some(planned) if same_name(&planned.name, name) => {

@@ -18,8 +18,9 @@ use super::checksum::RowChecksum;
 use super::decode::{finish_put_row, finish_row, row_event, RowHeader, DDL_TYPES};
 use super::json::schema_event;
 use super::schema::{ColumnSchema, DataType, DefaultValue, IndexSchema, TableSchema};
+use crate::columns::TableColumns;
 use crate::error::{Fault, FaultResult};
-use crate::event::{Event, EventKind, MessageEvents, RowSink, Value};
+use crate::event::{Event, EventKind, MessageEvents, Value};
 use crate::schema::mysql::MySqlType;
 use crate::varint::unzigzag;
 
@@ -367,7 +368,7 @@ impl AvroDecoder {
         state: &mut State,
         value: &'a [u8],
         out: &mut MessageEvents<'a>,
-        rows: &mut dyn RowSink,
+        rows: &mut TableColumns,
     ) -> FaultResult<bool> {
         let mut cur = AvroCursor::new(value);
         // Other messages, and any fault before the images, are left to `decode`.
@@ -406,7 +407,7 @@ impl AvroDecoder {
         table: &Table,
         fields: &[Option<usize>],
         order: &mut ImageOrder,
-        rows: &mut dyn RowSink,
+        rows: &mut TableColumns,
         old: bool,
     ) -> FaultResult<bool> {
         if !cur.optional()? {
@@ -418,7 +419,7 @@ impl AvroDecoder {
             if !order.mark(i) {
                 return Err(Fault::new(name_at, format!("column {name} appears twice")));
             }
-            rows.put(fields[i], &value, at)
+            put(rows, fields[i], &value, at)
         })?;
         rows.end_image();
         Ok(true)
@@ -545,6 +546,13 @@ impl AvroDecoder {
             }
         })
     }
+}
+
+/// [`TableColumns::put`], kept out of line: inlined into the loop over a map's values, it made
+/// that loop too large to be inlined itself, at 4% more instructions a message (BENCHMARKS.md).
+#[inline(never)]
+fn put(rows: &mut TableColumns, field: Option<usize>, value: &Value<'_>, at: usize) -> FaultResult<()> {
+    rows.put(field, value, at)
 }
 
 #[cold]

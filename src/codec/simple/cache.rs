@@ -8,8 +8,9 @@ use std::sync::{Mutex, OnceLock};
 use rustc_hash::FxHashMap;
 
 use crate::codec::{CodecOptions, HeldMessage, MessageOrigin};
+use crate::columns::TableColumns;
 use crate::error::Fault;
-use crate::event::{same_name, Column, ColumnType, MessageEvents, RowSink, Text};
+use crate::event::{same_name, Column, ColumnType, MessageEvents, Text};
 use crate::json::KeyOrder;
 use crate::schema::mysql::MySqlType;
 
@@ -97,7 +98,7 @@ impl Table {
     }
 
     /// The field of `rows` that takes each column (see [`Table::sink_fields`]).
-    pub fn fields_in(&self, rows: &dyn RowSink) -> &[Option<usize>] {
+    pub fn fields_in(&self, rows: &TableColumns) -> &[Option<usize>] {
         self.sink_fields.get_or_init(|| self.columns.iter().map(|c| rows.field(&c.name)).collect())
     }
 

@@ -4,8 +4,9 @@
 use std::borrow::Cow;
 
 use crate::codec::{Codec, CodecOptions, HeldMessage, MessageOrigin, Protocol};
+use crate::columns::TableColumns;
 use crate::error::{Fault, FaultResult};
-use crate::event::{Column, Event, EventKind, MessageEvents, RowSink, Text};
+use crate::event::{Column, Event, EventKind, MessageEvents, Text};
 use crate::schema::table::TableDefinition;
 
 use super::cache::{Outcome, PendingStats, State, Table};
@@ -65,13 +66,13 @@ pub fn finish_row<'a>(
     Ok(())
 }
 
-/// Ends a row message read straight into `rows` (see [`RowSink`]): checks that it had the
+/// Ends a row message read straight into `rows` (see [`TableColumns`]): checks that it had the
 /// images its kind needs, as [`finish_row`] does, then ends its row and pushes its event.
 pub fn finish_put_row<'a>(
     event: Event<'a>,
     data: bool,
     old: bool,
-    rows: &mut dyn RowSink,
+    rows: &mut TableColumns,
     out: &mut MessageEvents<'a>,
 ) -> FaultResult<()> {
     let missing = |what: &str| Err(Fault::new(0, format!("{} message without {what}", event.kind.as_str())));
@@ -185,7 +186,7 @@ impl Codec for SimpleCodec {
         _key: Option<&'a [u8]>,
         value: &'a [u8],
         out: &mut MessageEvents<'a>,
-        rows: &mut dyn RowSink,
+        rows: &mut TableColumns,
     ) -> FaultResult<bool> {
         match self.encoding {
             Encoding::Avro => self.avro.decode_rows(&mut self.state, value, out, rows),

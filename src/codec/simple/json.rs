@@ -16,8 +16,9 @@ use super::checksum::RowChecksum;
 use super::decode::{finish_put_row, finish_row, is_ddl_type, row_event, RowHeader};
 use super::schema::TableSchema;
 use crate::canonical_base64;
+use crate::columns::TableColumns;
 use crate::error::{Fault, FaultResult};
-use crate::event::{Event, EventKind, MessageEvents, RowSink, SpareBuffers, Text, Value};
+use crate::event::{Event, EventKind, MessageEvents, SpareBuffers, Text, Value};
 use crate::json::{JsonCursor, KeyOrder};
 
 #[derive(Default)]
@@ -121,7 +122,7 @@ impl JsonDecoder {
         state: &mut State,
         value: &'a [u8],
         out: &mut MessageEvents<'a>,
-        rows: &mut dyn RowSink,
+        rows: &mut TableColumns,
     ) -> FaultResult<bool> {
         if state.verify_checksum {
             return Ok(false);
@@ -138,7 +139,7 @@ impl JsonDecoder {
         cur: &mut JsonCursor<'a>,
         state: &mut State,
         out: &mut MessageEvents<'a>,
-        rows: &mut dyn RowSink,
+        rows: &mut TableColumns,
     ) -> FaultResult<bool> {
         let State { cache, order, .. } = state;
         let (mut kind, mut database, mut table_name) = (None, None, None);
@@ -221,7 +222,7 @@ impl JsonDecoder {
         table: &Table,
         fields: &[Option<usize>],
         order: &mut ImageOrder,
-        rows: &mut dyn RowSink,
+        rows: &mut TableColumns,
         old: bool,
     ) -> FaultResult<()> {
         cur.begin_object()?;

@@ -15,7 +15,7 @@
 //! message listed them in (JSON: alphabetical; Avro: Go map order).
 //!
 //! Into the typed layout, a row message of a known version goes another way: its values go
-//! straight to their output columns through the layout's [`RowSink`](crate::event::RowSink),
+//! straight to their output columns through the layout's [`TableColumns`](crate::columns::TableColumns),
 //! each column's field resolved once per version (`Table::fields_in`), with no row image built.
 //! Both ways read and check values with the same functions; a message with a claim check, a
 //! handle-key-only image or a checksum to verify, or a JSON message whose header does not come
