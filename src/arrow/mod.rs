@@ -52,7 +52,7 @@ pub trait Layout: Send + Sync {
     fn append(&mut self, events: &MessageEvents<'_>, kept: &[usize]) -> FaultResult<()>;
 
     /// Where codecs may put row values directly, if the layout takes them so.
-    fn row_sink(&mut self) -> Option<&mut TableColumns> {
+    fn table_columns(&mut self) -> Option<&mut TableColumns> {
         None
     }
 
@@ -470,7 +470,7 @@ impl BatchDecoder {
         self.emit(index, events).map_err(|f| (name, f))
     }
 
-    /// Reads message `index` straight into the layout's row sink when the layout has one and
+    /// Reads message `index` straight into the layout's table columns when the layout has them and
     /// the codec can (see [`TableColumns`]); returns whether it did. All or nothing, as [`Self::emit`]:
     /// a message given up or failed is taken back whole, to be read the general way.
     fn decode_rows<'a>(
@@ -481,7 +481,7 @@ impl BatchDecoder {
         value: &'a [u8],
         events: &mut MessageEvents<'a>,
     ) -> bool {
-        let Some(rows) = self.layout.row_sink() else { return false };
+        let Some(rows) = self.layout.table_columns() else { return false };
         let start = rows.rows();
         let (kept, meta) = (&mut self.kept, &mut self.meta);
         let read = self.codecs[codec].decode_rows(key, value, events, rows).and_then(|read| {
@@ -500,7 +500,7 @@ impl BatchDecoder {
         // Given up, or failed: read the general way, which reports any fault with the offsets
         // and wording of every other message (failing messages are rare, so the second read
         // costs nothing that matters).
-        if let Some(rows) = self.layout.row_sink() {
+        if let Some(rows) = self.layout.table_columns() {
             rows.truncate(start);
         }
         events.clear();

@@ -2,10 +2,10 @@
 //! same columns holding the old row of an UPDATE.
 //!
 //! The columns themselves are a [`TableColumns`], which codecs may also write into directly
-//! ([`Layout::row_sink`]). The layout adds what only the event stream says: which events belong
-//! to the table, the values of the row images of events (matched to fields by name), and the
-//! table's definition, followed through its DDL so that ENUM/SET values are read by the members
-//! of the moment, and through a RENAME to the table's new name.
+//! ([`Layout::table_columns`]). The layout adds what only the event stream says: which events
+//! belong to the table, the values of the row images of events (matched to fields by name), and
+//! the table's definition, followed through its DDL so that ENUM/SET values are read by the
+//! members of the moment, and through a RENAME to the table's new name.
 
 use arrow_array::ArrayRef;
 use arrow_schema::{FieldRef, Fields};
@@ -146,7 +146,7 @@ impl Layout for TypedLayout {
         appended
     }
 
-    fn row_sink(&mut self) -> Option<&mut TableColumns> {
+    fn table_columns(&mut self) -> Option<&mut TableColumns> {
         Some(&mut self.columns)
     }
 

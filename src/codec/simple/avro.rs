@@ -549,7 +549,8 @@ impl AvroDecoder {
 }
 
 /// [`TableColumns::put`], kept out of line: inlined into the loop over a map's values, it made
-/// that loop too large to be inlined itself, at 4% more instructions a message (BENCHMARKS.md).
+/// that loop too large to be inlined itself, at 2% more instructions a message than this call
+/// (BENCHMARKS.md, "The typed columns below the codecs").
 #[inline(never)]
 fn put(rows: &mut TableColumns, field: Option<usize>, value: &Value<'_>, at: usize) -> FaultResult<()> {
     rows.put(field, value, at)
