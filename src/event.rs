@@ -264,7 +264,7 @@ impl<'a> MessageEvents<'a> {
     }
 }
 
-/// One row image's values as a codec reads them off the wire, for [`TableColumns::put_image`](crate::columns::TableColumns::put_image): each
+/// One row image's values as a codec reads them off the wire, for `TableColumns::put_image`: each
 /// value's field and offset, and its text or bytes, borrowed from the message where the wire form
 /// is the value and otherwise decoded into the image's own buffers (a JSON string with escapes, a
 /// Latin-1 binary string). The buffers are kept from one image to the next, so collecting a row
@@ -376,7 +376,7 @@ impl<'a> ImageValues<'a> {
     }
 }
 
-/// The rows of a message for [`TableColumns::put_columns`](crate::columns::TableColumns::put_columns): a codec whose row images all describe
+/// The rows of a message for `TableColumns::put_columns`: a codec whose row images all describe
 /// the same columns in the same order (Craft's column groups) reads every value of the message,
 /// and the sink then converts one column at a time, with one dispatch on its Arrow type per
 /// column rather than per value.

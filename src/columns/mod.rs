@@ -8,7 +8,7 @@
 //!
 //! Each value is checked, converted and appended to its field's sink in one step. A value that
 //! does not fit its column fails the whole message, with nothing of it kept: every sink is cut
-//! back to the rows before the message ([`TableColumns::truncate`]). Values come one at a time,
+//! back to the rows before the message (`TableColumns::truncate`). Values come one at a time,
 //! a row image at a time, or a message's rows column by column; all go through one conversion,
 //! `convert::append_values`, which matches the column's Arrow type once for the values it is given.
 
@@ -73,10 +73,10 @@ fn fill(filled: &mut u64, image: u64, name: &str, at: usize) -> FaultResult<()> 
 /// The columns of one table being built, and where codecs put row values directly.
 ///
 /// A codec that knows a table's columns resolves each to its field once per schema version
-/// ([`TableColumns::field`]) and then puts every value by field. It may give a message up,
+/// (`TableColumns::field`) and then puts every value by field. It may give a message up,
 /// before or part-way through, to read it the general way
 /// ([`crate::codec::Codec::decode_rows`]); a message given up or failed part-way is undone by
-/// the driver with [`TableColumns::truncate`].
+/// the driver with `TableColumns::truncate`.
 pub struct TableColumns {
     table: TableName,
     fields: Vec<FieldColumns>,
