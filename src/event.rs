@@ -115,7 +115,12 @@ impl<'a> ColumnType<'a> {
 }
 
 /// A value in the form the wire gave it.
+///
+/// Its tag is a whole word (`repr(u64)`): values are moved a lot, and a copy reads the tag with
+/// word-wide loads, which a narrower store of the tag just before cannot forward (a stall of
+/// about a dozen cycles, once a value, on Open's and Avro's readers).
 #[derive(Debug, Clone, PartialEq)]
+#[repr(u64)]
 pub enum Value<'a> {
     Null,
     Int(i64),
@@ -381,8 +386,7 @@ impl<'a> ImageValues<'a> {
 /// and the sink then converts one column at a time, with one dispatch on its Arrow type per
 /// column rather than per value.
 pub struct RowColumns<'v, 'a> {
-    /// Each wire column's name, and the field that takes it (None: the output has none).
-    pub names: &'v [&'a str],
+    /// The field that takes each wire column (None: the output has none).
     pub fields: &'v [Option<usize>],
     /// The values of the row images (an INSERT's or UPDATE's new image, a DELETE's old one),
     /// row after row, each in the columns' order, with their offsets in the message.
@@ -402,12 +406,12 @@ impl<'v, 'a> RowColumns<'v, 'a> {
 
     /// Column `j`'s values in the row images, with their offsets.
     pub fn column(&self, j: usize) -> impl Iterator<Item = (&'v Value<'a>, usize)> + 'v {
-        Self::nth_of_each(self.values, self.names.len(), j)
+        Self::nth_of_each(self.values, self.fields.len(), j)
     }
 
     /// Column `j`'s values in the old images, NULL for the rows without one.
     pub fn old_column(&self, j: usize) -> impl Iterator<Item = (&'v Value<'a>, usize)> + 'v {
-        let mut old = Self::nth_of_each(self.old_values, self.names.len(), j);
+        let mut old = Self::nth_of_each(self.old_values, self.fields.len(), j);
         self.had_old.iter().map(move |&had| match had.then(|| old.next()).flatten() {
             Some(value) => value,
             None => (Self::NULL, 0),

@@ -208,20 +208,18 @@ pub(super) struct Scratch {
 /// message, or one value. The match on the sink's type is made once, outside the loop over the values.
 /// A value that does not fit fails the call, with the values before it appended (the message is
 /// then cut back whole).
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) fn append_values<'v, 'x: 'v>(
     spec: &ColumnSpec,
     sink: &mut ColumnSink,
     values: impl Iterator<Item = (&'v Value<'x>, usize)>,
-    name: &str,
     zone: ServerZone,
     stats: &mut ColumnStats,
     scratch: &mut Scratch,
 ) -> FaultResult<()> {
     use ColumnSink as B;
     let fail = |at: usize, what: &str| {
-        Fault::new(at, format!("column {name}: {what} does not fit {}", spec.field.data_type()))
+        Fault::new(at, format!("column {}: {what} does not fit {}", spec.field.name(), spec.field.data_type()))
     };
     let bad = |value: &Value<'_>, at: usize| fail(at, &describe(value));
     fn text<'v>(value: &'v Value<'_>) -> Option<&'v [u8]> {
@@ -299,17 +297,17 @@ pub(super) fn append_values<'v, 'x: 'v>(
             ))
         }
         B::Text(b) => each!(b, |value, at| {
-            let s = text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(name, at))?;
-            super::ensure_room(spec.field.name(), b.items_len(), s.len())?;
+            let s = text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(spec, at))?;
+            room(spec, b.items_len(), s.len())?;
             b.append_value(s)?
         }),
         B::TextView(b) => {
             each!(b, |value, at| b
-                .append(text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(name, at))?)?)
+                .append(text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(spec, at))?)?)
         }
         B::Binary(b) => each!(b, |value, at| {
             let bytes = bytes_of(value).ok_or_else(|| bad(value, at))?;
-            super::ensure_room(spec.field.name(), b.items_len(), bytes.len())?;
+            room(spec, b.items_len(), bytes.len())?;
             b.append_value(bytes)?
         }),
         B::BinaryView(b) => each!(b, |value, at| b.append(bytes_of(value).ok_or_else(|| bad(value, at))?)?),
@@ -321,6 +319,15 @@ pub(super) fn append_values<'v, 'x: 'v>(
         }),
     }
     Ok(())
+}
+
+/// [`super::ensure_room`] for `spec`'s column, whose name is read only when there is no room.
+#[inline(always)]
+fn room(spec: &ColumnSpec, used: usize, more: usize) -> FaultResult<()> {
+    if used.saturating_add(more) <= super::MAX_COLUMN_BYTES {
+        return Ok(());
+    }
+    super::ensure_room(spec.field.name(), used, more)
 }
 
 /// A value as an error names it: `value "abc"` (cut short), `value 300`, `bytes`.
@@ -339,8 +346,9 @@ fn describe(value: &Value<'_>) -> String {
     }
 }
 
-fn not_text(name: &str, at: usize) -> Fault {
-    Fault::new(at, format!("column {name}: value is not valid text"))
+#[cold]
+fn not_text(spec: &ColumnSpec, at: usize) -> Fault {
+    Fault::new(at, format!("column {}: value is not valid text", spec.field.name()))
 }
 
 fn bytes_of<'v>(value: &'v Value<'_>) -> Option<&'v [u8]> {

@@ -62,12 +62,18 @@ struct FieldColumns {
 }
 
 /// Marks a field (its [`FieldColumns::filled`]) as given its value of row image `image`; a second
-/// value for the same image (the column `name`, at `at`) is a fault.
-fn fill(filled: &mut u64, image: u64, name: &str, at: usize) -> FaultResult<()> {
+/// value for the same image (of the column `field`, at `at`) is a fault.
+#[inline(always)]
+fn fill(filled: &mut u64, image: u64, field: &Field, at: usize) -> FaultResult<()> {
     if std::mem::replace(filled, image) == image {
-        return Err(Fault::new(at, format!("column {name} appears twice in one row")));
+        return Err(given_twice(field, at));
     }
     Ok(())
+}
+
+#[cold]
+fn given_twice(field: &Field, at: usize) -> Fault {
+    Fault::new(at, format!("column {} appears twice in one row", field.name()))
 }
 
 /// The columns of one table being built, and where codecs put row values directly.
@@ -184,11 +190,10 @@ impl TableColumns {
             return Ok(());
         };
         let f = &mut self.fields[field];
-        let name = f.spec.field.name();
-        fill(&mut f.filled, self.images, name, at)?;
+        fill(&mut f.filled, self.images, &f.spec.field, at)?;
         let sink = if self.old_image { &mut f.before } else { &mut f.row };
         let value = std::iter::once((value, at));
-        append_values(&f.spec, sink, value, name, self.zone, &mut self.stats, &mut self.scratch)
+        append_values(&f.spec, sink, value, self.zone, &mut self.stats, &mut self.scratch)
     }
 
     /// A whole row image at once, as [`ImageValues`] collected it from the wire: the same as
@@ -233,23 +238,23 @@ impl TableColumns {
         // Counted as an image: one left unfinished by a failure is cut back by `truncate`.
         self.images += 1;
         let image = self.images;
-        for (j, (&field, &name)) in block.fields.iter().zip(block.names).enumerate() {
+        for (j, &field) in block.fields.iter().enumerate() {
             let Some(f) = field.map(|field| &mut self.fields[field]) else { continue };
-            fill(&mut f.filled, image, name, block.column(j).next().map_or(0, |(_, at)| at))?;
+            fill(&mut f.filled, image, &f.spec.field, block.column(j).next().map_or(0, |(_, at)| at))?;
         }
         let (rows, olds) = (block.rows(), block.had_old.iter().filter(|&&old| old).count());
         if olds > 0 {
             self.settle_before_nulls();
         }
-        for (j, (&field, &name)) in block.fields.iter().zip(block.names).enumerate() {
+        for (j, &field) in block.fields.iter().enumerate() {
             let Some(f) = field.map(|field| &mut self.fields[field]) else {
                 self.stats.dropped_columns += (rows + olds) as u64;
                 continue;
             };
             let (zone, stats, scratch) = (self.zone, &mut self.stats, &mut self.scratch);
-            append_values(&f.spec, &mut f.row, block.column(j), name, zone, stats, scratch)?;
+            append_values(&f.spec, &mut f.row, block.column(j), zone, stats, scratch)?;
             if olds > 0 {
-                append_values(&f.spec, &mut f.before, block.old_column(j), name, zone, stats, scratch)?;
+                append_values(&f.spec, &mut f.before, block.old_column(j), zone, stats, scratch)?;
             }
         }
         for f in self.fields.iter_mut().filter(|f| f.filled != image) {

@@ -193,7 +193,6 @@ impl CraftCodec {
         let mut block = std::mem::take(&mut self.block).recycle();
         let whole = read_block(value, &frame, &self.sizes, &self.tables, &mut groups, &mut block)?;
         if whole {
-            block.names.extend(groups.described.iter().map(|d| d.name));
             block.fields.extend(groups.described.iter().map(|d| rows.field(d.name)));
             rows.put_columns(&block.row_columns())?;
             for &(i, kind) in &block.events {
@@ -227,8 +226,7 @@ fn push_row_event<'a>(
 /// converts a column at a time ([`TableColumns::put_columns`]).
 #[derive(Default)]
 struct ColumnBlock<'a> {
-    /// The columns' names, as the description gives them, and their output fields.
-    names: Vec<&'a str>,
+    /// The columns' output fields, in the order the description gives the columns.
     fields: Vec<Option<usize>>,
     /// Laid out as [`RowColumns`] says.
     values: Vec<(Value<'a>, usize)>,
@@ -245,24 +243,11 @@ impl<'a> ColumnBlock<'a> {
         fields.clear();
         had_old.clear();
         events.clear();
-        ColumnBlock {
-            names: recycle(self.names),
-            fields,
-            values: recycle(self.values),
-            old_values: recycle(self.old_values),
-            had_old,
-            events,
-        }
+        ColumnBlock { fields, values: recycle(self.values), old_values: recycle(self.old_values), had_old, events }
     }
 
     fn row_columns(&self) -> RowColumns<'_, 'a> {
-        RowColumns {
-            names: &self.names,
-            fields: &self.fields,
-            values: &self.values,
-            old_values: &self.old_values,
-            had_old: &self.had_old,
-        }
+        RowColumns { fields: &self.fields, values: &self.values, old_values: &self.old_values, had_old: &self.had_old }
     }
 }
 
@@ -295,14 +280,17 @@ fn read_block<'a>(
                 return Ok(false);
             }
             first = false;
-            for (d, &len) in reader.described.iter().zip(reader.lengths.iter()) {
+            // The row's slots are made first and each value decoded into its own: a value built
+            // apart and then moved in was copied through the stack, and the copy's wide loads of
+            // the value's narrower stores stalled on store forwarding (twice a value).
+            let from = values.len();
+            values.resize_with(from + reader.lengths.len(), || (Value::Null, 0));
+            let slots = values[from..].iter_mut();
+            for ((d, &len), (value, slot_at)) in reader.described.iter().zip(reader.lengths.iter()).zip(slots) {
                 let at = group.offset();
-                values.push((Value::Null, at));
+                *slot_at = at;
                 if len != -1 {
-                    let bytes = group.take(len as usize, "column value")?;
-                    if let Some((slot, _)) = values.last_mut() {
-                        decode_value(d, bytes, at, slot)?;
-                    }
+                    decode_value(d, group.take(len as usize, "column value")?, at, value)?;
                 }
             }
             whole_group(&group)?;
