@@ -324,10 +324,10 @@ pub(super) fn append_values<'v, 'x: 'v>(
 /// [`super::ensure_room`] for `spec`'s column, whose name is read only when there is no room.
 #[inline(always)]
 fn room(spec: &ColumnSpec, used: usize, more: usize) -> FaultResult<()> {
-    if used.saturating_add(more) <= super::MAX_COLUMN_BYTES {
+    if super::has_room(used, more) {
         return Ok(());
     }
-    super::ensure_room(spec.field.name(), used, more)
+    Err(super::no_room(spec.field.name()))
 }
 
 /// A value as an error names it: `value "abc"` (cut short), `value 300`, `bytes`.

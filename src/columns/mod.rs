@@ -36,10 +36,22 @@ pub const MAX_COLUMN_BYTES: usize = i32::MAX as usize;
 
 /// Whether a column holding `used` bytes can take `more`; else the fault for message.
 pub(crate) fn ensure_room(column: &str, used: usize, more: usize) -> FaultResult<()> {
-    if used.saturating_add(more) <= MAX_COLUMN_BYTES {
+    if has_room(used, more) {
         return Ok(());
     }
-    Err(Fault::new(0, format!("column {column} of this batch's output would exceed 2 GiB; decode smaller batches")))
+    Err(no_room(column))
+}
+
+/// Whether a column holding `used` bytes can take `more` (see [`MAX_COLUMN_BYTES`]).
+#[inline(always)]
+fn has_room(used: usize, more: usize) -> bool {
+    used.saturating_add(more) <= MAX_COLUMN_BYTES
+}
+
+/// The fault for a message that would push `column` past [`MAX_COLUMN_BYTES`].
+#[cold]
+fn no_room(column: &str) -> Fault {
+    Fault::new(0, format!("column {column} of this batch's output would exceed 2 GiB; decode smaller batches"))
 }
 
 /// Counters kept for `Decoder.stats`.
