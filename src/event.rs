@@ -276,13 +276,13 @@ impl<'a> MessageEvents<'a> {
 /// allocates nothing once they have grown.
 #[derive(Debug, Default)]
 pub struct ImageValues<'a> {
-    values: Vec<ImageValue<'a>>,
+    values: Vec<CollectedValue<'a>>,
     text: String,
     bytes: Vec<u8>,
 }
 
 #[derive(Debug)]
-struct ImageValue<'a> {
+struct CollectedValue<'a> {
     field: Option<usize>,
     at: usize,
     wire: Wire<'a>,
@@ -325,7 +325,7 @@ impl<'a> ImageValues<'a> {
     }
 
     pub fn push_null(&mut self, field: Option<usize>, at: usize) {
-        self.values.push(ImageValue { field, at, wire: Wire::Null });
+        self.values.push(CollectedValue { field, at, wire: Wire::Null });
     }
 
     /// A text value: what `read` returns, or else the text it appended to the image's decoded text.
@@ -341,7 +341,7 @@ impl<'a> ImageValues<'a> {
             Some(text) => Wire::Text(text),
             None => Wire::DecodedText(from..self.text.len()),
         };
-        self.values.push(ImageValue { field, at, wire });
+        self.values.push(CollectedValue { field, at, wire });
         Ok(())
     }
 
@@ -358,27 +358,33 @@ impl<'a> ImageValues<'a> {
             Some(bytes) => Wire::Bytes(bytes),
             None => Wire::DecodedBytes(from..self.bytes.len()),
         };
-        self.values.push(ImageValue { field, at, wire });
+        self.values.push(CollectedValue { field, at, wire });
         Ok(())
     }
 
     /// Each value with its field and its offset in the message.
     #[inline]
-    pub fn values(&self) -> impl Iterator<Item = (Option<usize>, Value<'_>, usize)> {
+    pub fn values(&self) -> impl Iterator<Item = (Option<usize>, ImageValue<'_>, usize)> {
         self.values.iter().map(|v| {
             let value = match &v.wire {
-                Wire::Null => Value::Null,
-                Wire::Text(text) => Value::Text(Cow::Borrowed(text)),
-                Wire::Bytes(bytes) => Value::Bytes(Cow::Borrowed(bytes)),
+                Wire::Null => ImageValue::Null,
+                Wire::Text(text) => ImageValue::Text(text),
+                Wire::Bytes(bytes) => ImageValue::Bytes(bytes),
                 // The spans are those `push_*` made of what they appended.
-                Wire::DecodedText(span) => Value::Text(Cow::Borrowed(self.text.get(span.clone()).unwrap_or_default())),
-                Wire::DecodedBytes(span) => {
-                    Value::Bytes(Cow::Borrowed(self.bytes.get(span.clone()).unwrap_or_default()))
-                }
+                Wire::DecodedText(span) => ImageValue::Text(self.text.get(span.clone()).unwrap_or_default()),
+                Wire::DecodedBytes(span) => ImageValue::Bytes(self.bytes.get(span.clone()).unwrap_or_default()),
             };
             (v.field, value, v.at)
         })
     }
+}
+
+/// A value of [`ImageValues`], in the form the wire gave it.
+#[derive(Debug, Clone, Copy)]
+pub enum ImageValue<'v> {
+    Null,
+    Text(&'v str),
+    Bytes(&'v [u8]),
 }
 
 /// The rows of a message for `TableColumns::put_columns`: a codec whose row images all describe

@@ -9,9 +9,9 @@ use arrow_schema::{DataType, Field, FieldRef, TimeUnit};
 
 use super::sink::{BooleanSink, PrimitiveSink, RunSink, Vector};
 use super::views::ViewBuilder;
+use super::wire::WireValue;
 use super::ColumnStats;
 use crate::error::{Fault, FaultResult};
-use crate::event::Value;
 use crate::schema::mapping::MYSQL_TYPE_KEY;
 use crate::schema::mysql::{self, MySqlType, TypeDescription};
 use crate::schema::ServerZone;
@@ -203,16 +203,16 @@ pub(super) struct Scratch {
     floats: Vec<f32>,
 }
 
-/// Checks and converts `values` (of the column `name`, each with its offset in the message) for
-/// the column `spec` describes and appends them to `sink`, which is `spec`'s: a whole column of a
-/// message, or one value. The match on the sink's type is made once, outside the loop over the values.
-/// A value that does not fit fails the call, with the values before it appended (the message is
-/// then cut back whole).
+/// Checks and converts `values` (of the column `spec` describes, each with its offset in the
+/// message) and appends them to `sink`, which is `spec`'s: a whole column of a message, or one
+/// value, in any wire form (see [`WireValue`]). The match on the sink's type is made once, outside
+/// the loop over the values. A value that does not fit fails the call, with the values before it
+/// appended (the message is then cut back whole).
 #[inline(always)]
-pub(super) fn append_values<'v, 'x: 'v>(
+pub(super) fn append_values<'v, V: WireValue<'v>>(
     spec: &ColumnSpec,
     sink: &mut ColumnSink,
-    values: impl Iterator<Item = (&'v Value<'x>, usize)>,
+    values: impl Iterator<Item = (V, usize)>,
     zone: ServerZone,
     stats: &mut ColumnStats,
     scratch: &mut Scratch,
@@ -221,13 +221,7 @@ pub(super) fn append_values<'v, 'x: 'v>(
     let fail = |at: usize, what: &str| {
         Fault::new(at, format!("column {}: {what} does not fit {}", spec.field.name(), spec.field.data_type()))
     };
-    let bad = |value: &Value<'_>, at: usize| fail(at, &describe(value));
-    fn text<'v>(value: &'v Value<'_>) -> Option<&'v [u8]> {
-        match value {
-            Value::Text(t) => Some(t.as_bytes()),
-            _ => None,
-        }
-    }
+    let bad = |value: V, at: usize| fail(at, &value.describe());
     // Runs `$append` for each value that is not NULL; a NULL appends a null to `$sink`.
     macro_rules! each {
         ($sink:ident, |$value:ident, $at:ident| $append:expr) => {
@@ -243,13 +237,13 @@ pub(super) fn append_values<'v, 'x: 'v>(
     macro_rules! int {
         ($b:ident, $t:ty) => {
             each!($b, |value, at| {
-                let v = integer(value).ok_or_else(|| bad(value, at))?;
+                let v = value.integer().ok_or_else(|| bad(value, at))?;
                 $b.append_value(<$t>::try_from(v).map_err(|_| fail(at, &format!("value {v}")))?)
             })
         };
     }
     match sink {
-        B::Bool(b) => each!(b, |value, at| b.append_value(integer(value).ok_or_else(|| bad(value, at))? != 0)),
+        B::Bool(b) => each!(b, |value, at| b.append_value(value.integer().ok_or_else(|| bad(value, at))? != 0)),
         B::Int8(b) => int!(b, i8),
         B::Int16(b) => int!(b, i16),
         B::Int32(b) => int!(b, i32),
@@ -257,20 +251,17 @@ pub(super) fn append_values<'v, 'x: 'v>(
         B::Decimal(b) => {
             each!(b, |value, at| {
                 let Target::Decimal { precision, scale } = spec.target else { return Err(bad(value, at)) };
-                let v = match value {
-                    Value::Text(t) => mysql::parse_decimal_i128(t.as_bytes(), scale as u32),
-                    Value::Int(_) | Value::UInt(_) => {
-                        integer(value).and_then(|v| v.checked_mul(POW10[scale as usize] as i128))
-                    }
-                    _ => None,
+                let v = match value.text() {
+                    Some(t) => mysql::parse_decimal_i128(t.as_bytes(), scale as u32),
+                    None => value.number().and_then(|v| v.checked_mul(POW10[scale as usize] as i128)),
                 }
                 .filter(|v| v.unsigned_abs() < POW10[precision as usize])
                 .ok_or_else(|| bad(value, at))?;
                 b.append_value(v)
             })
         }
-        B::Float32(b) => each!(b, |value, at| b.append_value(float(value).ok_or_else(|| bad(value, at))? as f32)),
-        B::Float64(b) => each!(b, |value, at| b.append_value(float(value).ok_or_else(|| bad(value, at))?)),
+        B::Float32(b) => each!(b, |value, at| b.append_value(value.float().ok_or_else(|| bad(value, at))? as f32)),
+        B::Float64(b) => each!(b, |value, at| b.append_value(value.float().ok_or_else(|| bad(value, at))?)),
         B::Date(b) => each!(b, |value, at| match mysql::parse_date(text(value).ok_or_else(|| bad(value, at))?) {
             Some(Some(d)) => b.append_value(mysql::days_from_civil(d.year, d.month, d.day) as i32),
             Some(None) => {
@@ -306,11 +297,11 @@ pub(super) fn append_values<'v, 'x: 'v>(
                 .append(text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(spec, at))?)?)
         }
         B::Binary(b) => each!(b, |value, at| {
-            let bytes = bytes_of(value).ok_or_else(|| bad(value, at))?;
+            let bytes = value.bytes().ok_or_else(|| bad(value, at))?;
             room(spec, b.items_len(), bytes.len())?;
             b.append_value(bytes)?
         }),
-        B::BinaryView(b) => each!(b, |value, at| b.append(bytes_of(value).ok_or_else(|| bad(value, at))?)?),
+        B::BinaryView(b) => each!(b, |value, at| b.append(value.bytes().ok_or_else(|| bad(value, at))?)?),
         B::Vector(b) => each!(b, |value, at| {
             scratch.floats.clear();
             mysql::parse_vector(text(value).ok_or_else(|| bad(value, at))?, &mut scratch.floats)
@@ -319,6 +310,12 @@ pub(super) fn append_values<'v, 'x: 'v>(
         }),
     }
     Ok(())
+}
+
+/// The bytes of a value given as text.
+#[inline(always)]
+fn text<'v>(value: impl WireValue<'v>) -> Option<&'v [u8]> {
+    value.text().map(str::as_bytes)
 }
 
 /// [`super::ensure_room`] for `spec`'s column, whose name is read only when there is no room.
@@ -330,47 +327,17 @@ fn room(spec: &ColumnSpec, used: usize, more: usize) -> FaultResult<()> {
     Err(super::no_room(spec.field.name()))
 }
 
-/// A value as an error names it: `value "abc"` (cut short), `value 300`, `bytes`.
-fn describe(value: &Value<'_>) -> String {
-    match value {
-        Value::Text(t) => match t.char_indices().nth(40) {
-            Some((cut, _)) => format!("value {:?}...", &t[..cut]),
-            None => format!("value {t:?}"),
-        },
-        Value::Int(v) => format!("value {v}"),
-        Value::UInt(v) => format!("value {v}"),
-        Value::Float32(v) => format!("value {v}"),
-        Value::Float64(v) => format!("value {v}"),
-        Value::Bytes(b) => format!("a {}-byte binary value", b.len()),
-        Value::Null => "null".into(),
-    }
-}
-
 #[cold]
 fn not_text(spec: &ColumnSpec, at: usize) -> Fault {
     Fault::new(at, format!("column {}: value is not valid text", spec.field.name()))
 }
 
-fn bytes_of<'v>(value: &'v Value<'_>) -> Option<&'v [u8]> {
-    match value {
-        Value::Text(t) => Some(t.as_bytes()),
-        Value::Bytes(b) => Some(b),
-        _ => None,
-    }
-}
-
 /// The text of a value for a text column: ENUM/SET numbers become member names when the
 /// definition is known, other numbers their decimal text (made in `scratch`).
-fn text_of<'v>(spec: &'v ColumnSpec, value: &'v Value<'_>, scratch: &'v mut String) -> Option<&'v str> {
-    use std::fmt::Write;
+fn text_of<'s, 'v: 's>(spec: &'s ColumnSpec, value: impl WireValue<'v>, scratch: &'s mut String) -> Option<&'s str> {
     if let Some((kind, members)) = &spec.members {
-        let Some(n) = integer(value).and_then(|v| u64::try_from(v).ok()) else {
-            // Already a name (official Canal writes names).
-            return match value {
-                Value::Text(t) => Some(t),
-                _ => None,
-            };
-        };
+        // Not a number: already a name (official Canal writes names).
+        let Some(n) = value.integer().and_then(|v| u64::try_from(v).ok()) else { return value.text() };
         if *kind == MySqlType::Enum {
             return mysql::enum_name(members, n);
         }
@@ -378,17 +345,14 @@ fn text_of<'v>(spec: &'v ColumnSpec, value: &'v Value<'_>, scratch: &'v mut Stri
         mysql::set_names(members, n, scratch)?;
         return Some(scratch);
     }
-    scratch.clear();
-    match value {
-        Value::Text(t) => return Some(t),
-        Value::Bytes(b) => return crate::utf8::check(b).ok(),
-        Value::Int(v) => scratch.push_str(itoa::Buffer::new().format(*v)),
-        Value::UInt(v) => scratch.push_str(itoa::Buffer::new().format(*v)),
-        Value::Float32(v) => write!(scratch, "{v}").ok()?,
-        Value::Float64(v) => write!(scratch, "{v}").ok()?,
-        Value::Null => return None,
+    if let Some(text) = value.text() {
+        return Some(text);
     }
-    Some(scratch)
+    if let Some(bytes) = value.bytes() {
+        return crate::utf8::check(bytes).ok();
+    }
+    scratch.clear();
+    value.write_number(scratch).then_some(scratch)
 }
 
 /// Powers of ten up to 10^38 (the largest decimal128 precision).
@@ -401,24 +365,3 @@ static POW10: [u128; 39] = {
     }
     table
 };
-
-/// An integer from any wire form, wide enough for the whole u64 and i64 ranges.
-fn integer(value: &Value<'_>) -> Option<i128> {
-    match value {
-        Value::Int(v) => Some(*v as i128),
-        Value::UInt(v) => Some(*v as i128),
-        Value::Text(t) => mysql::parse_integer(t.as_bytes()),
-        _ => None,
-    }
-}
-
-fn float(value: &Value<'_>) -> Option<f64> {
-    match value {
-        Value::Float32(v) => Some(*v as f64),
-        Value::Float64(v) => Some(*v),
-        Value::Int(v) => Some(*v as f64),
-        Value::UInt(v) => Some(*v as f64),
-        Value::Text(t) => t.parse().ok(),
-        _ => None,
-    }
-}

@@ -15,6 +15,7 @@
 mod convert;
 mod sink;
 mod views;
+mod wire;
 
 use std::sync::Arc;
 
@@ -25,9 +26,11 @@ use rustc_hash::FxHashMap;
 
 use self::convert::{append_values, enum_members, ColumnSink, ColumnSpec, Scratch};
 use crate::error::{Fault, FaultResult};
-use crate::event::{same_name, ImageValues, RowColumns, Value};
+use crate::event::{same_name, ImageValue, ImageValues, RowColumns};
 use crate::schema::table::TableDefinition;
 use crate::schema::{ServerZone, TableName};
+
+pub(crate) use self::wire::{Null, WireValue};
 
 /// The most bytes a utf8/binary output column of one batch can hold (its offsets are i32). A
 /// message that would push a column past it fails, so a batch of small compressed messages that
@@ -193,10 +196,11 @@ impl TableColumns {
         }
     }
 
-    /// One value of the image begun last, for `field` (None: counted and dropped). `at` (the
-    /// value's offset) is for the fault when the value does not fit, which names the field.
+    /// One value of the image begun last, in its wire form, for `field` (None: counted and
+    /// dropped). `at` (the value's offset) is for the fault when the value does not fit, which
+    /// names the field.
     #[inline(always)]
-    pub(crate) fn put(&mut self, field: Option<usize>, value: &Value<'_>, at: usize) -> FaultResult<()> {
+    pub(crate) fn put<'v>(&mut self, field: Option<usize>, value: impl WireValue<'v>, at: usize) -> FaultResult<()> {
         let Some(field) = field else {
             self.stats.dropped_columns += 1;
             return Ok(());
@@ -213,7 +217,11 @@ impl TableColumns {
     pub(crate) fn put_image(&mut self, old: bool, image: &ImageValues<'_>) -> FaultResult<()> {
         self.begin_image(old);
         for (field, value, at) in image.values() {
-            self.put(field, &value, at)?;
+            match value {
+                ImageValue::Null => self.put(field, Null, at)?,
+                ImageValue::Text(text) => self.put(field, text, at)?,
+                ImageValue::Bytes(bytes) => self.put(field, bytes, at)?,
+            }
         }
         self.end_image();
         Ok(())

@@ -18,9 +18,9 @@ use super::checksum::RowChecksum;
 use super::decode::{finish_put_row, finish_row, row_event, RowHeader, DDL_TYPES};
 use super::json::schema_event;
 use super::schema::{ColumnSchema, DataType, DefaultValue, IndexSchema, TableSchema};
-use crate::columns::TableColumns;
+use crate::columns::{Null, TableColumns, WireValue};
 use crate::error::{Fault, FaultResult};
-use crate::event::{Event, EventKind, MessageEvents, Value};
+use crate::event::{Event, EventKind, MessageEvents};
 use crate::schema::mysql::MySqlType;
 use crate::varint::unzigzag;
 
@@ -400,7 +400,8 @@ impl AvroDecoder {
     }
 
     /// `[null, map<value union>]` straight into `rows` (an old image of an UPDATE when `old`),
-    /// each value put to its field. Returns whether there was an image.
+    /// each value put to its field in the form its union branch gives. Returns whether there
+    /// was an image.
     fn put_image(
         &mut self,
         cur: &mut AvroCursor<'_>,
@@ -415,12 +416,7 @@ impl AvroDecoder {
         }
         rows.begin_image(old);
         order.begin_marks(table.columns.len());
-        self.read_values(cur, Some(table), |i, _, name, value, name_at, at| {
-            if !order.mark(i) {
-                return Err(Fault::new(name_at, format!("column {name} appears twice")));
-            }
-            put(rows, fields[i], &value, at)
-        })?;
+        read_values(cur, Some(table), &mut self.location, &mut PutValues { rows, fields, order })?;
         rows.end_image();
         Ok(true)
     }
@@ -438,121 +434,172 @@ impl AvroDecoder {
             return Ok(None);
         }
         let start = order.begin(table.map_or(0, |t| t.columns.len()), out);
-        self.read_values(cur, table, |i, column, name, value, name_at, at| {
-            let Some(c) = order.slot(out, start, i) else {
-                return Err(Fault::new(name_at, format!("column {name} appears twice")));
-            };
-            (c.name, c.ty, c.value, c.at) = (Cow::Borrowed(name), column.ty.clone(), value, at);
-            Ok(())
-        })?;
+        read_values(cur, table, &mut self.location, &mut EventValues { out, order, start })?;
         Ok(Some(order.finish(out, start)))
-    }
-
-    /// The map of an image: each value of a column of `table` goes to `each` with the column's
-    /// schema position and definition, its name as written, and the offsets of the name and the
-    /// value; other columns' values are checked and dropped.
-    #[inline(always)]
-    fn read_values<'a>(
-        &mut self,
-        cur: &mut AvroCursor<'a>,
-        table: Option<&Table>,
-        mut each: impl FnMut(usize, &TableColumn, &'a str, Value<'a>, usize, usize) -> FaultResult<()>,
-    ) -> FaultResult<()> {
-        let mut nth = 0;
-        cur.each(|cur| {
-            let name_at = cur.offset();
-            let raw_name = cur.bytes()?;
-            let at = cur.offset();
-            let found = table.and_then(|t| t.find_bytes(raw_name, nth).map(|i| (i, &t.columns[i])));
-            nth += 1;
-            let Some((i, column)) = found else {
-                std::str::from_utf8(raw_name).map_err(|_| Fault::new(name_at, "column name is not UTF-8"))?;
-                return self.read_value(cur, None).map(drop);
-            };
-            // SAFETY: the bytes equal the column's name, a `String`, so they are UTF-8.
-            let name = unsafe { std::str::from_utf8_unchecked(raw_name) };
-            let value = self.read_value(cur, Some(column))?;
-            each(i, column, name, value, name_at, at)
-        })
-    }
-
-    /// One map value: the union [null, long, float, double, string, bytes, Timestamp,
-    /// UnsignedBigint], converted for `column` when known.
-    #[inline(always)]
-    fn read_value<'a>(&mut self, cur: &mut AvroCursor<'a>, column: Option<&TableColumn>) -> FaultResult<Value<'a>> {
-        let at = cur.offset();
-        let kind = column.map_or(Kind::Text, |c| c.kind);
-        let bad = |what: &str| {
-            let name = column.map_or("?", |c| c.name.as_str());
-            Fault::new(at, format!("column {name}: {what}"))
-        };
-        Ok(match cur.index(8, "value union")? {
-            0 => Value::Null,
-            1 => {
-                let v = cur.long()?;
-                match kind {
-                    Kind::Unsigned => Value::UInt(v as u64),
-                    _ => Value::Int(v),
-                }
-            }
-            2 => Value::Float32(cur.float()?),
-            // A FLOAT column's value is a float32, as its text is read below and as Open reads it.
-            3 if matches!(kind, Kind::Float) => Value::Float32(cur.double()? as f32),
-            3 => Value::Float64(cur.double()?),
-            4 | 5 => {
-                let bytes = cur.bytes()?;
-                match kind {
-                    // Binary columns, and any column while the schema is unknown (checked later).
-                    _ if column.is_none() => Value::Bytes(Cow::Borrowed(bytes)),
-                    Kind::Binary => Value::Bytes(Cow::Borrowed(bytes)),
-                    _ => {
-                        let text = crate::utf8::check(bytes).map_err(|_| bad("text value is not UTF-8"))?;
-                        // new TiCDC writes BIT as decimal text; other producers may send numbers as text.
-                        match kind {
-                            Kind::Unsigned => Value::UInt(
-                                text.parse().map_err(|_| bad(&format!("{text:?} is not an unsigned integer")))?,
-                            ),
-                            Kind::Signed => {
-                                Value::Int(text.parse().map_err(|_| bad(&format!("{text:?} is not an integer")))?)
-                            }
-                            Kind::Float => {
-                                Value::Float32(text.parse().map_err(|_| bad(&format!("{text:?} is not a float")))?)
-                            }
-                            Kind::Double => {
-                                Value::Float64(text.parse().map_err(|_| bad(&format!("{text:?} is not a double")))?)
-                            }
-                            _ => Value::Text(Cow::Borrowed(text)),
-                        }
-                    }
-                }
-            }
-            6 => {
-                let location = cur.string()?;
-                let value = cur.string()?;
-                if location != self.location {
-                    self.location.clear();
-                    self.location.push_str(location);
-                }
-                Value::Text(Cow::Borrowed(value))
-            }
-            _ => {
-                let v = cur.long()? as u64;
-                match kind {
-                    Kind::Signed => Value::Int(
-                        i64::try_from(v).map_err(|_| bad(&format!("{v} is out of range for a signed column")))?,
-                    ),
-                    _ => Value::UInt(v),
-                }
-            }
-        })
     }
 }
 
-/// [`TableColumns::put`], kept out of line: inlined into the loop over a map's values, it made
-/// that loop too large to be inlined itself, at 2% more instructions a message than this call
-/// (BENCHMARKS.md, "The typed columns below the codecs").
+/// A column of the table an image's map names, as [`read_values`] found it.
+struct MapColumn<'c, 'a> {
+    /// Its position in the table's schema.
+    index: usize,
+    column: &'c TableColumn,
+    /// Its name as written, and where.
+    name: &'a str,
+    name_at: usize,
+}
+
+/// Where [`read_values`] sends each value of an image's map: into the event model
+/// ([`EventValues`]) or straight into the table's columns ([`PutValues`]). A value comes in the
+/// form its union branch and its column give (a string, an integer...), so the typed columns get
+/// it without an event value between.
+trait ImageValuesTo<'a> {
+    fn value(&mut self, column: &MapColumn<'_, 'a>, value: impl WireValue<'a>, at: usize) -> FaultResult<()>;
+}
+
+struct PutValues<'r> {
+    rows: &'r mut TableColumns,
+    fields: &'r [Option<usize>],
+    order: &'r mut ImageOrder,
+}
+
+impl<'a> ImageValuesTo<'a> for PutValues<'_> {
+    #[inline(always)]
+    fn value(&mut self, c: &MapColumn<'_, 'a>, value: impl WireValue<'a>, at: usize) -> FaultResult<()> {
+        if !self.order.mark(c.index) {
+            return Err(appears_twice(c));
+        }
+        put(self.rows, self.fields[c.index], value, at)
+    }
+}
+
+struct EventValues<'o, 'a> {
+    out: &'o mut MessageEvents<'a>,
+    order: &'o mut ImageOrder,
+    start: usize,
+}
+
+impl<'a> ImageValuesTo<'a> for EventValues<'_, 'a> {
+    fn value(&mut self, c: &MapColumn<'_, 'a>, value: impl WireValue<'a>, at: usize) -> FaultResult<()> {
+        let Some(slot) = self.order.slot(self.out, self.start, c.index) else {
+            return Err(appears_twice(c));
+        };
+        (slot.name, slot.ty, slot.value, slot.at) = (Cow::Borrowed(c.name), c.column.ty.clone(), value.to_value(), at);
+        Ok(())
+    }
+}
+
+#[cold]
+fn appears_twice(c: &MapColumn<'_, '_>) -> Fault {
+    Fault::new(c.name_at, format!("column {} appears twice", c.name))
+}
+
+/// The map of an image: each value of a column of `table` goes to `to`; other columns' values
+/// are checked and dropped. `location` keeps the zone of the last TIMESTAMP value read.
+#[inline(always)]
+fn read_values<'a>(
+    cur: &mut AvroCursor<'a>,
+    table: Option<&Table>,
+    location: &mut String,
+    to: &mut impl ImageValuesTo<'a>,
+) -> FaultResult<()> {
+    let mut nth = 0;
+    cur.each(|cur| {
+        let name_at = cur.offset();
+        let raw_name = cur.bytes()?;
+        let found = table.and_then(|t| t.find_bytes(raw_name, nth).map(|i| (i, &t.columns[i])));
+        nth += 1;
+        let Some((index, column)) = found else {
+            std::str::from_utf8(raw_name).map_err(|_| Fault::new(name_at, "column name is not UTF-8"))?;
+            return read_value(cur, location, None, to);
+        };
+        // SAFETY: the bytes equal the column's name, a `String`, so they are UTF-8.
+        let name = unsafe { std::str::from_utf8_unchecked(raw_name) };
+        read_value(cur, location, Some(&MapColumn { index, column, name, name_at }), to)
+    })
+}
+
+/// One map value: the union [null, long, float, double, string, bytes, Timestamp,
+/// UnsignedBigint], converted for its column when known (and sent to `to`), else only checked.
+#[inline(always)]
+fn read_value<'a>(
+    cur: &mut AvroCursor<'a>,
+    location: &mut String,
+    column: Option<&MapColumn<'_, 'a>>,
+    to: &mut impl ImageValuesTo<'a>,
+) -> FaultResult<()> {
+    let at = cur.offset();
+    let kind = column.map_or(Kind::Text, |c| c.column.kind);
+    let bad = |what: &str| {
+        let name = column.map_or("?", |c| c.name);
+        Fault::new(at, format!("column {name}: {what}"))
+    };
+    macro_rules! to {
+        ($value:expr) => {{
+            let value = $value;
+            match column {
+                Some(c) => to.value(c, value, at),
+                None => Ok(()),
+            }
+        }};
+    }
+    match cur.index(8, "value union")? {
+        0 => to!(Null),
+        1 => {
+            let v = cur.long()?;
+            match kind {
+                Kind::Unsigned => to!(v as u64),
+                _ => to!(v),
+            }
+        }
+        2 => to!(cur.float()?),
+        // A FLOAT column's value is a float32, as its text is read below and as Open reads it.
+        3 if matches!(kind, Kind::Float) => to!(cur.double()? as f32),
+        3 => to!(cur.double()?),
+        4 | 5 => {
+            let bytes = cur.bytes()?;
+            // Binary columns, and any column while the schema is unknown (checked later).
+            if column.is_none() || kind == Kind::Binary {
+                return to!(bytes);
+            }
+            let text = crate::utf8::check(bytes).map_err(|_| bad("text value is not UTF-8"))?;
+            // new TiCDC writes BIT as decimal text; other producers may send numbers as text.
+            match kind {
+                Kind::Unsigned => {
+                    to!(text.parse::<u64>().map_err(|_| bad(&format!("{text:?} is not an unsigned integer")))?)
+                }
+                Kind::Signed => to!(text.parse::<i64>().map_err(|_| bad(&format!("{text:?} is not an integer")))?),
+                Kind::Float => to!(text.parse::<f32>().map_err(|_| bad(&format!("{text:?} is not a float")))?),
+                Kind::Double => to!(text.parse::<f64>().map_err(|_| bad(&format!("{text:?} is not a double")))?),
+                _ => to!(text),
+            }
+        }
+        6 => {
+            let zone = cur.string()?;
+            let value = cur.string()?;
+            if zone != location {
+                location.clear();
+                location.push_str(zone);
+            }
+            to!(value)
+        }
+        _ => {
+            let v = cur.long()? as u64;
+            match kind {
+                Kind::Signed => {
+                    to!(i64::try_from(v).map_err(|_| bad(&format!("{v} is out of range for a signed column")))?)
+                }
+                _ => to!(v),
+            }
+        }
+    }
+}
+
+/// [`TableColumns::put`], kept out of line (one copy per wire form): inlined into the loop over
+/// a map's values, it made that loop too large to be inlined itself, at 2% more instructions a
+/// message than this call (BENCHMARKS.md, "The typed columns below the codecs").
 #[inline(never)]
-fn put(rows: &mut TableColumns, field: Option<usize>, value: &Value<'_>, at: usize) -> FaultResult<()> {
+fn put<'v>(rows: &mut TableColumns, field: Option<usize>, value: impl WireValue<'v>, at: usize) -> FaultResult<()> {
     rows.put(field, value, at)
 }
 

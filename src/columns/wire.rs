@@ -1,0 +1,284 @@
+//! A value as the wire gave it, before it is converted for its column: an event's [`Value`], or
+//! the string, bytes, integer or float a codec read and puts straight in.
+//!
+//! The conversion (`convert::append_values`) asks a value only the questions of [`WireValue`],
+//! and each form answers those it can. For a concrete form the answers are known at compile time,
+//! so a codec that reads a column's value as, say, a string and puts it as one pays for no value
+//! built and matched again: the conversion keeps only the branches a string can take.
+
+use std::borrow::Cow;
+use std::fmt::Write;
+
+use crate::event::Value;
+use crate::schema::mysql;
+
+/// A value in its wire form, borrowed for `'v`.
+pub(crate) trait WireValue<'v>: Copy {
+    fn is_null(self) -> bool {
+        false
+    }
+
+    /// The value's text, when the wire gave it as text.
+    fn text(self) -> Option<&'v str> {
+        None
+    }
+
+    /// The bytes of a text or binary value.
+    fn bytes(self) -> Option<&'v [u8]> {
+        self.text().map(str::as_bytes)
+    }
+
+    /// An integer the wire gave as a number (not as text).
+    fn number(self) -> Option<i128> {
+        None
+    }
+
+    /// A float the wire gave as a number (a float or an integer), or its text.
+    fn float(self) -> Option<f64> {
+        self.number().map(|v| v as f64).or_else(|| self.text()?.parse().ok())
+    }
+
+    /// Writes a number's decimal text, for a text column; false for any other value.
+    fn write_number(self, _out: &mut String) -> bool {
+        false
+    }
+
+    /// The value as an error names it: `value "abc"` (cut short), `value 300`, `bytes`.
+    fn describe(self) -> String;
+
+    /// The value as the event model holds it.
+    fn to_value(self) -> Value<'v>;
+
+    /// An integer from any wire form, wide enough for the whole u64 and i64 ranges.
+    #[inline(always)]
+    fn integer(self) -> Option<i128> {
+        match self.text() {
+            Some(t) => mysql::parse_integer(t.as_bytes()),
+            None => self.number(),
+        }
+    }
+}
+
+impl<'v, 'x: 'v> WireValue<'v> for &'v Value<'x> {
+    #[inline(always)]
+    fn is_null(self) -> bool {
+        Value::is_null(self)
+    }
+
+    #[inline(always)]
+    fn text(self) -> Option<&'v str> {
+        match self {
+            Value::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    #[inline(always)]
+    fn bytes(self) -> Option<&'v [u8]> {
+        match self {
+            Value::Text(t) => Some(t.as_bytes()),
+            Value::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    #[inline(always)]
+    fn number(self) -> Option<i128> {
+        match self {
+            Value::Int(v) => Some(*v as i128),
+            Value::UInt(v) => Some(*v as i128),
+            _ => None,
+        }
+    }
+
+    #[inline(always)]
+    fn float(self) -> Option<f64> {
+        match self {
+            Value::Float32(v) => Some(*v as f64),
+            Value::Float64(v) => Some(*v),
+            Value::Int(v) => Some(*v as f64),
+            Value::UInt(v) => Some(*v as f64),
+            Value::Text(t) => t.parse().ok(),
+            _ => None,
+        }
+    }
+
+    fn write_number(self, out: &mut String) -> bool {
+        match self {
+            Value::Int(v) => v.write_number(out),
+            Value::UInt(v) => v.write_number(out),
+            Value::Float32(v) => v.write_number(out),
+            Value::Float64(v) => v.write_number(out),
+            _ => false,
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Value::Text(t) => t.as_ref().describe(),
+            Value::Int(v) => v.describe(),
+            Value::UInt(v) => v.describe(),
+            Value::Float32(v) => v.describe(),
+            Value::Float64(v) => v.describe(),
+            Value::Bytes(b) => b.as_ref().describe(),
+            Value::Null => "null".into(),
+        }
+    }
+
+    fn to_value(self) -> Value<'v> {
+        self.clone()
+    }
+}
+
+impl<'v, 'x: 'v> WireValue<'v> for &'x str {
+    #[inline(always)]
+    fn text(self) -> Option<&'v str> {
+        Some(self)
+    }
+
+    fn describe(self) -> String {
+        match self.char_indices().nth(40) {
+            Some((cut, _)) => format!("value {:?}...", &self[..cut]),
+            None => format!("value {self:?}"),
+        }
+    }
+
+    fn to_value(self) -> Value<'v> {
+        Value::Text(Cow::Borrowed(self))
+    }
+}
+
+impl<'v, 'x: 'v> WireValue<'v> for &'x [u8] {
+    #[inline(always)]
+    fn bytes(self) -> Option<&'v [u8]> {
+        Some(self)
+    }
+
+    fn describe(self) -> String {
+        format!("a {}-byte binary value", self.len())
+    }
+
+    fn to_value(self) -> Value<'v> {
+        Value::Bytes(Cow::Borrowed(self))
+    }
+}
+
+/// Integers and floats as the wire gave them.
+macro_rules! numbers {
+    ($($t:ty => $variant:ident, |$v:ident| $number:expr, $float:expr;)*) => {$(
+        impl<'v> WireValue<'v> for $t {
+            #[inline(always)]
+            fn number(self) -> Option<i128> {
+                let $v = self;
+                $number
+            }
+
+            #[inline(always)]
+            fn float(self) -> Option<f64> {
+                let $v = self;
+                Some($float)
+            }
+
+            fn write_number(self, out: &mut String) -> bool {
+                write!(out, "{self}").is_ok()
+            }
+
+            fn describe(self) -> String {
+                format!("value {self}")
+            }
+
+            fn to_value(self) -> Value<'v> {
+                Value::$variant(self)
+            }
+        }
+    )*};
+}
+
+numbers! {
+    i64 => Int, |v| Some(v as i128), v as f64;
+    u64 => UInt, |v| Some(v as i128), v as f64;
+    f32 => Float32, |v| { let _ = v; None }, v as f64;
+    f64 => Float64, |v| { let _ = v; None }, v;
+}
+
+/// A NULL on the wire.
+#[derive(Clone, Copy)]
+pub(crate) struct Null;
+
+impl<'v> WireValue<'v> for Null {
+    #[inline(always)]
+    fn is_null(self) -> bool {
+        true
+    }
+
+    fn describe(self) -> String {
+        "null".into()
+    }
+
+    fn to_value(self) -> Value<'v> {
+        Value::Null
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Answers = (bool, Option<String>, Option<Vec<u8>>, Option<i128>, Option<u64>, Option<String>, String);
+
+    fn answers<'v>(v: impl WireValue<'v>) -> Answers {
+        let mut number = String::new();
+        let number = v.write_number(&mut number).then_some(number);
+        let text = v.text().map(str::to_owned);
+        (
+            v.is_null(),
+            text,
+            v.bytes().map(<[u8]>::to_vec),
+            v.integer(),
+            v.float().map(f64::to_bits),
+            number,
+            v.describe(),
+        )
+    }
+
+    /// Every wire form answers the conversion's questions as the event value of that form does.
+    #[test]
+    fn each_wire_form_answers_as_its_event_value() {
+        let long = "é".repeat(50);
+        let cases: [(Value<'_>, Answers); 9] = [
+            (Value::Text(Cow::Borrowed("42")), answers("42")),
+            (Value::Text(Cow::Borrowed("2.5")), answers("2.5")),
+            (Value::Text(Cow::Borrowed(&long)), answers(long.as_str())),
+            (Value::Bytes(Cow::Borrowed(b"\xff\x00")), answers(&b"\xff\x00"[..])),
+            (Value::Int(-7), answers(-7i64)),
+            (Value::UInt(u64::MAX), answers(u64::MAX)),
+            (Value::Float32(1.5), answers(1.5f32)),
+            (Value::Float64(-0.25), answers(-0.25f64)),
+            (Value::Null, answers(Null)),
+        ];
+        for (value, typed) in &cases {
+            assert_eq!(&answers(value), typed, "{value:?}");
+        }
+        assert_eq!(answers(&Value::Text(Cow::Borrowed(&long))).6, format!("value {:?}...", "é".repeat(40)));
+        assert_eq!(answers(u64::MAX).3, Some(u64::MAX as i128));
+        let as_values = [
+            "42".to_value(),
+            (&b"\xff"[..]).to_value(),
+            (-7i64).to_value(),
+            u64::MAX.to_value(),
+            1.5f32.to_value(),
+            (-0.25f64).to_value(),
+            Null.to_value(),
+        ];
+        let want = [
+            Value::Text(Cow::Borrowed("42")),
+            Value::Bytes(Cow::Borrowed(b"\xff")),
+            Value::Int(-7),
+            Value::UInt(u64::MAX),
+            Value::Float32(1.5),
+            Value::Float64(-0.25),
+            Value::Null,
+        ];
+        assert_eq!(as_values, want);
+    }
+}
