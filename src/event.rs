@@ -269,124 +269,6 @@ impl<'a> MessageEvents<'a> {
     }
 }
 
-/// One row image's values as a codec reads them off the wire, for `TableColumns::put_image`: each
-/// value's field and offset, and its text or bytes, borrowed from the message where the wire form
-/// is the value and otherwise decoded into the image's own buffers (a JSON string with escapes, a
-/// Latin-1 binary string). The buffers are kept from one image to the next, so collecting a row
-/// allocates nothing once they have grown.
-#[derive(Debug, Default)]
-pub struct ImageValues<'a> {
-    values: Vec<CollectedValue<'a>>,
-    text: String,
-    bytes: Vec<u8>,
-}
-
-#[derive(Debug)]
-struct CollectedValue<'a> {
-    field: Option<usize>,
-    at: usize,
-    wire: Wire<'a>,
-}
-
-#[derive(Debug)]
-enum Wire<'a> {
-    Null,
-    Text(&'a str),
-    Bytes(&'a [u8]),
-    /// A span of [`ImageValues::text`].
-    DecodedText(Range<usize>),
-    /// A span of [`ImageValues::bytes`].
-    DecodedBytes(Range<usize>),
-}
-
-impl<'a> ImageValues<'a> {
-    pub fn clear(&mut self) {
-        self.values.clear();
-        self.text.clear();
-        self.bytes.clear();
-    }
-
-    /// The most decoded bytes of each kind whose room is kept for the next message: one row of
-    /// large values is not held for the life of the decoder.
-    const MAX_KEPT: usize = 1 << 20;
-
-    /// The same buffers, emptied, for the images of another message (see [`recycle`]).
-    pub fn recycle<'b>(self) -> ImageValues<'b> {
-        let ImageValues { values, mut text, mut bytes } = self;
-        text.clear();
-        bytes.clear();
-        if text.capacity() > Self::MAX_KEPT {
-            text = String::new();
-        }
-        if bytes.capacity() > Self::MAX_KEPT {
-            bytes = Vec::new();
-        }
-        ImageValues { values: recycle(values), text, bytes }
-    }
-
-    pub fn push_null(&mut self, field: Option<usize>, at: usize) {
-        self.values.push(CollectedValue { field, at, wire: Wire::Null });
-    }
-
-    /// A text value: what `read` returns, or else the text it appended to the image's decoded text.
-    #[inline(always)]
-    pub fn push_text(
-        &mut self,
-        field: Option<usize>,
-        at: usize,
-        read: impl FnOnce(&mut String) -> FaultResult<Option<&'a str>>,
-    ) -> FaultResult<()> {
-        let from = self.text.len();
-        let wire = match read(&mut self.text)? {
-            Some(text) => Wire::Text(text),
-            None => Wire::DecodedText(from..self.text.len()),
-        };
-        self.values.push(CollectedValue { field, at, wire });
-        Ok(())
-    }
-
-    /// A binary value: what `read` returns, or else the bytes it appended to the image's decoded bytes.
-    #[inline(always)]
-    pub fn push_bytes(
-        &mut self,
-        field: Option<usize>,
-        at: usize,
-        read: impl FnOnce(&mut Vec<u8>) -> FaultResult<Option<&'a [u8]>>,
-    ) -> FaultResult<()> {
-        let from = self.bytes.len();
-        let wire = match read(&mut self.bytes)? {
-            Some(bytes) => Wire::Bytes(bytes),
-            None => Wire::DecodedBytes(from..self.bytes.len()),
-        };
-        self.values.push(CollectedValue { field, at, wire });
-        Ok(())
-    }
-
-    /// Each value with its field and its offset in the message.
-    #[inline]
-    pub fn values(&self) -> impl Iterator<Item = (Option<usize>, ImageValue<'_>, usize)> {
-        self.values.iter().map(|v| {
-            let value = match &v.wire {
-                Wire::Null => ImageValue::Null,
-                Wire::Text(text) => ImageValue::Text(text),
-                Wire::Bytes(bytes) => ImageValue::Bytes(bytes),
-                // The spans are those `push_*` made of what they appended.
-                Wire::DecodedText(span) => ImageValue::Text(self.text.get(span.clone()).unwrap_or_default()),
-                Wire::DecodedBytes(span) => ImageValue::Bytes(self.bytes.get(span.clone()).unwrap_or_default()),
-            };
-            (v.field, value, v.at)
-        })
-    }
-}
-
-/// A value of [`ImageValues`], in the form the wire gave it.
-#[derive(Debug, Clone, Copy)]
-pub enum ImageValue<'v> {
-    Null,
-    Text(&'v str),
-    Bytes(&'v [u8]),
-}
-
 /// The rows of a message for `TableColumns::put_columns`: a codec whose row images all describe
 /// the same columns in the same order (Craft's column groups) reads every value of the message,
 /// and the sink then converts one column at a time, with one dispatch on its Arrow type per
@@ -554,7 +436,7 @@ pub fn same_name(a: impl AsRef<[u8]>, b: impl AsRef<[u8]>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{same_name, ImageValues, SpareBuffers};
+    use super::{same_name, SpareBuffers};
 
     #[test]
     fn spare_buffers_come_back_empty_and_stay_bounded() {
@@ -567,30 +449,6 @@ mod tests {
         spare.give(Vec::new());
         assert_eq!(spare.free.len(), SpareBuffers::MAX_BUFFERS);
         assert!(spare.free.iter().all(|b| b.capacity() <= SpareBuffers::MAX_CAPACITY));
-    }
-
-    #[test]
-    fn image_values_keep_their_room_only_up_to_the_bound() {
-        let mut image = ImageValues::default();
-        let decoded = |n: usize| {
-            move |out: &mut String| {
-                out.extend(std::iter::repeat_n('x', n));
-                Ok(None)
-            }
-        };
-        image.push_text(Some(0), 0, decoded(100)).unwrap();
-        let image = image.recycle();
-        assert!(image.values.is_empty() && image.text.is_empty() && image.text.capacity() >= 100);
-        let mut image = image;
-        image.push_text(Some(0), 0, decoded(ImageValues::MAX_KEPT + 1)).unwrap();
-        image
-            .push_bytes(None, 0, |out| {
-                out.resize(ImageValues::MAX_KEPT + 1, 0);
-                Ok(None)
-            })
-            .unwrap();
-        let image = image.recycle();
-        assert_eq!((image.text.capacity(), image.bytes.capacity()), (0, 0));
     }
 
     #[test]

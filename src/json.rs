@@ -226,8 +226,8 @@ impl<'a> JsonCursor<'a> {
     }
 
     /// A string, borrowed when it has no escapes; else its escapes are undone onto the end of
-    /// `out` and None is returned: a codec that collects a row's values keeps the unescaped ones
-    /// together in one buffer. On a fault `out` is as it was.
+    /// `out` and None is returned, so that a codec decodes into a buffer it keeps. On a fault
+    /// `out` is as it was.
     #[inline(always)]
     pub fn string_or_into(&mut self, out: &mut String) -> FaultResult<Option<&'a str>> {
         let (start, escape) = match self.open_string()? {

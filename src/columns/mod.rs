@@ -9,8 +9,9 @@
 //! Each value is checked, converted and appended to its field's sink in one step. A value that
 //! does not fit its column fails the whole message, with nothing of it kept: every sink is cut
 //! back to the rows before the message (`TableColumns::truncate`). Values come one at a time,
-//! a row image at a time, or a message's rows column by column; all go through one conversion,
-//! `convert::append_values`, which matches the column's Arrow type once for the values it is given.
+//! in whatever form the wire gave them (`wire::WireValue`), or a message's rows column by column;
+//! all go through one conversion, `convert::append_values`, which matches the column's Arrow
+//! type once for the values it is given.
 
 mod convert;
 mod sink;
@@ -26,7 +27,7 @@ use rustc_hash::FxHashMap;
 
 use self::convert::{append_values, enum_members, ColumnSink, ColumnSpec, Scratch};
 use crate::error::{Fault, FaultResult};
-use crate::event::{same_name, ImageValue, ImageValues, RowColumns};
+use crate::event::{same_name, RowColumns};
 use crate::schema::table::TableDefinition;
 use crate::schema::{ServerZone, TableName};
 
@@ -212,19 +213,16 @@ impl TableColumns {
         append_values(&f.spec, sink, value, self.zone, &mut self.stats, &mut self.scratch)
     }
 
-    /// A whole row image at once, as [`ImageValues`] collected it from the wire: the same as
-    /// [`Self::begin_image`], a [`Self::put`] of each value and [`Self::end_image`].
-    pub(crate) fn put_image(&mut self, old: bool, image: &ImageValues<'_>) -> FaultResult<()> {
-        self.begin_image(old);
-        for (field, value, at) in image.values() {
-            match value {
-                ImageValue::Null => self.put(field, Null, at)?,
-                ImageValue::Text(text) => self.put(field, text, at)?,
-                ImageValue::Bytes(bytes) => self.put(field, bytes, at)?,
-            }
-        }
-        self.end_image();
-        Ok(())
+    /// [`Self::put`] out of line, one copy per wire form: for a codec's loop over a row's values,
+    /// which with the conversion inlined in it grew too large to be inlined itself.
+    #[inline(never)]
+    pub(crate) fn put_out_of_line<'v>(
+        &mut self,
+        field: Option<usize>,
+        value: impl WireValue<'v>,
+        at: usize,
+    ) -> FaultResult<()> {
+        self.put(field, value, at)
     }
 
     /// Ends the image begun last: fields that got no value are null.
@@ -366,11 +364,12 @@ mod tests {
     use super::*;
     use crate::schema::mapping::MYSQL_TYPE_KEY;
 
-    /// A row image put at once reads as its values put one at a time: text borrowed or decoded,
-    /// ENUM names from numbers, integers from text, a column the output lacks counted and dropped;
-    /// a value that does not fit, or a second value for one field, fails with its offset.
+    /// Values put in their wire forms convert for their field: text, bytes, numbers and nulls;
+    /// ENUM names from numbers given as text or as integers, integers from text; a column the
+    /// output lacks is counted and dropped; a value that does not fit, or a second value for one
+    /// field, fails with its offset, and the row it was in is cut back whole.
     #[test]
-    fn an_image_put_at_once_converts_each_value_for_its_field() {
+    fn values_in_any_wire_form_convert_for_their_field() {
         let kind = Field::new("kind", DataType::Utf8, true)
             .with_metadata(HashMap::from([(MYSQL_TYPE_KEY.to_string(), "enum('a','b')".to_string())]));
         let fields = Fields::from(vec![
@@ -381,47 +380,44 @@ mod tests {
         ]);
         let table = TableName::parse("shop.orders").unwrap();
         let mut columns = TableColumns::new(table, &fields, ServerZone::Utc).unwrap();
-        let mut image = ImageValues::default();
-        let borrowed = |text: &'static str| move |_: &mut String| Ok(Some(text));
-        let decoded = |text: &'static str| {
-            move |out: &mut String| {
-                out.push_str(text);
-                Ok(None)
-            }
+        let row = |columns: &mut TableColumns, put: &dyn Fn(&mut TableColumns) -> FaultResult<()>| {
+            columns.begin_image(false);
+            put(columns)?;
+            columns.end_image();
+            columns.end_row(false);
+            Ok::<_, Fault>(())
         };
-        image.push_text(Some(0), 1, decoded("Zoë")).unwrap();
-        image.push_text(Some(1), 2, borrowed("2")).unwrap();
-        image.push_text(Some(2), 3, decoded("42")).unwrap();
-        image.push_bytes(Some(3), 4, |_| Ok(Some(&b"\x00"[..]))).unwrap();
-        image.push_text(None, 5, borrowed("gone")).unwrap();
-        columns.put_image(false, &image).unwrap();
-        columns.end_row(false);
-        image.clear();
-        image.push_null(Some(0), 1);
-        image
-            .push_bytes(Some(3), 4, |out| {
-                out.extend_from_slice(&[0xff, 0]);
-                Ok(None)
-            })
-            .unwrap();
-        columns.put_image(false, &image).unwrap();
-        columns.end_row(false);
-        image.clear();
-        image.push_text(Some(2), 7, borrowed("x")).unwrap();
-        assert_eq!(columns.put_image(false, &image).unwrap_err().offset, 7);
+        row(&mut columns, &|c| {
+            c.put(Some(0), "Zoë", 1)?;
+            c.put(Some(1), "2", 2)?;
+            c.put(Some(2), "42", 3)?;
+            c.put(Some(3), &b"\x00"[..], 4)?;
+            c.put(None, "gone", 5)
+        })
+        .unwrap();
+        row(&mut columns, &|c| {
+            c.put(Some(0), Null, 1)?;
+            c.put(Some(1), 1u64, 2)?;
+            c.put(Some(2), -7i64, 3)?;
+            c.put_out_of_line(Some(3), &[0xff, 0][..], 4)
+        })
+        .unwrap();
+        assert_eq!(row(&mut columns, &|c| c.put(Some(2), "x", 7)).unwrap_err().offset, 7);
         columns.truncate(2);
-        image.clear();
-        image.push_text(Some(1), 8, borrowed("a")).unwrap();
-        image.push_text(Some(1), 9, borrowed("b")).unwrap();
-        let twice = columns.put_image(false, &image).unwrap_err();
+        let twice = row(&mut columns, &|c| {
+            c.put(Some(1), "a", 8)?;
+            c.put(Some(1), "b", 9)
+        })
+        .unwrap_err();
         assert!(twice.reason.contains("kind appears twice") && twice.offset == 9, "{twice:?}");
         columns.truncate(2);
         assert_eq!(columns.stats.dropped_columns, 1);
         let arrays = columns.finish();
         let text = |i: usize| arrays[i].as_any().downcast_ref::<StringArray>().unwrap().clone();
         assert_eq!(text(0), StringArray::from(vec![Some("Zoë"), None]));
-        assert_eq!(text(1), StringArray::from(vec![Some("b"), None]));
-        assert_eq!(arrays[2].as_any().downcast_ref::<Int64Array>().unwrap(), &Int64Array::from(vec![Some(42), None]));
+        assert_eq!(text(1), StringArray::from(vec![Some("b"), Some("a")]));
+        let qty = arrays[2].as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(qty, &Int64Array::from(vec![Some(42), Some(-7)]));
         let raw = arrays[3].as_any().downcast_ref::<BinaryArray>().unwrap();
         assert_eq!(raw, &BinaryArray::from(vec![&b"\x00"[..], &[0xff, 0][..]]));
         assert_eq!(arrays[4].len(), 2);

@@ -23,9 +23,9 @@ use std::ops::Range;
 use base64::Engine;
 
 use crate::codec::{Codec, Protocol};
-use crate::columns::TableColumns;
+use crate::columns::{Null, TableColumns};
 use crate::error::{Fault, FaultResult};
-use crate::event::{recycle, same_name, ColumnType, Event, EventKind, ImageValues, MessageEvents, Text, Value};
+use crate::event::{recycle, same_name, ColumnType, Event, EventKind, MessageEvents, Text, Value};
 use crate::json::{JsonCursor, KeyOrder};
 use crate::schema::mysql::MySqlType;
 use rustc_hash::FxHashMap;
@@ -36,8 +36,8 @@ pub struct CanalJsonCodec {
     old_rows: Vec<Range<usize>>,
     /// The `mysqlType` map's allocation, kept empty between objects (see [`recycle`]).
     types: Vec<MySqlTypeEntry<'static>>,
-    /// The row image the direct path collects, kept empty between messages likewise.
-    image: ImageValues<'static>,
+    /// Room for the values the direct path decodes on their way into the columns.
+    decoded: Decoded,
     tables: Tables,
     /// The keys of objects as the last one wrote them.
     header_keys: KeyOrder<HeaderKey>,
@@ -595,10 +595,9 @@ impl Codec for CanalJsonCodec {
         let Ok(mut cur) = JsonCursor::new(value) else { return Ok(false) };
         std::mem::swap(cur.spare(), &mut out.spare);
         let mut types = recycle(std::mem::take(&mut self.types));
-        let mut image = std::mem::take(&mut self.image).recycle();
-        let put = self.put_object(&mut cur, &mut types, &mut image, out, rows);
+        let put = self.put_object(&mut cur, &mut types, out, rows);
         self.types = recycle(types);
-        self.image = image.recycle();
+        self.decoded.release_large();
         std::mem::swap(cur.spare(), &mut out.spare);
         Ok(put? && cur.at_end())
     }
@@ -739,7 +738,6 @@ impl CanalJsonCodec {
         &mut self,
         cur: &mut JsonCursor<'a>,
         types: &mut Vec<MySqlTypeEntry<'a>>,
-        image: &mut ImageValues<'a>,
         out: &mut MessageEvents<'a>,
         rows: &mut TableColumns,
     ) -> FaultResult<bool> {
@@ -816,7 +814,7 @@ impl CanalJsonCodec {
                         (false, EventKind::Insert | EventKind::Delete) => RowsOf::Change,
                         _ => return Ok(false),
                     };
-                    match (of, table.put_rows(cur, rows, of, image)?) {
+                    match (of, table.put_rows(cur, rows, of, &mut self.decoded)?) {
                         (RowsOf::UpdateOld, Some(1)) => old_rows = 1,
                         (RowsOf::UpdateNew, Some(1)) => {
                             rows.end_row(true);
@@ -1035,7 +1033,7 @@ impl TableCache {
         cur: &mut JsonCursor<'a>,
         rows: &mut TableColumns,
         of: RowsOf,
-        image: &mut ImageValues<'a>,
+        decoded: &mut Decoded,
     ) -> FaultResult<Option<usize>> {
         if cur.null()? {
             return Ok(None);
@@ -1049,20 +1047,20 @@ impl TableCache {
             if cur.null()? {
                 return Ok(None);
             }
-            image.clear();
             cur.begin_object()?;
+            rows.begin_image(of == RowsOf::UpdateOld);
             let mut position = 0;
             while let Some(found) = keys.next(cur, position, |name| plan.position_of(name, position))? {
                 let (true, Some(column)) = (found == Some(position), plan.columns.get(position)) else {
                     return Ok(None);
                 };
-                read_image_value(cur, column.form, column.field, image)?;
+                put_value(cur, column.form, column.field, rows, decoded)?;
                 position += 1;
             }
             if of != RowsOf::Change && position != plan.columns.len() {
                 return Ok(None);
             }
-            rows.put_image(of == RowsOf::UpdateOld, image)?;
+            rows.end_image();
             if of == RowsOf::Change {
                 rows.end_row(false);
             }
@@ -1156,26 +1154,60 @@ fn read_value<'a>(cur: &mut JsonCursor<'a>, form: ValueForm, out: &mut Value<'a>
     Ok(())
 }
 
-/// Reads a column value into `image`, for `field`, as [`read_value`] reads it.
+/// Puts a column value into `rows`, for `field`, read as [`read_value`] reads it: borrowed from
+/// the message, or decoded into `decoded` when it has escapes or is Latin-1 beyond ASCII.
 #[inline(always)]
-fn read_image_value<'a>(
-    cur: &mut JsonCursor<'a>,
+fn put_value(
+    cur: &mut JsonCursor<'_>,
     form: ValueForm,
     field: Option<usize>,
-    image: &mut ImageValues<'a>,
+    rows: &mut TableColumns,
+    decoded: &mut Decoded,
 ) -> FaultResult<()> {
     let at = cur.offset();
+    let bytes = &mut decoded.bytes;
     match cur.peek() {
         Some(b'n') => {
             cur.null()?;
-            image.push_null(field, at);
-            Ok(())
+            rows.put(field, Null, at)
         }
-        Some(b'"') if form == ValueForm::Latin1 => image.push_bytes(field, at, |out| cur.latin1_or_into(out)),
-        Some(b'"') if form == ValueForm::RawText => image.push_bytes(field, at, |out| cur.string_bytes_or_into(out)),
-        Some(b'"') => image.push_text(field, at, |out| cur.string_or_into(out)),
-        Some(b'-' | b'0'..=b'9') => image.push_text(field, at, |_| cur.number_text().map(Some)),
+        Some(b'"') if matches!(form, ValueForm::Latin1 | ValueForm::RawText) => {
+            bytes.clear();
+            let read = match form {
+                ValueForm::Latin1 => cur.latin1_or_into(bytes)?,
+                _ => cur.string_bytes_or_into(bytes)?,
+            };
+            rows.put(field, read.unwrap_or(bytes), at)
+        }
+        Some(b'"') => {
+            decoded.text.clear();
+            let read = cur.string_or_into(&mut decoded.text)?;
+            rows.put(field, read.unwrap_or(&decoded.text), at)
+        }
+        Some(b'-' | b'0'..=b'9') => rows.put(field, cur.number_text()?, at),
         _ => Err(cur.fault("column value must be a string or null")),
+    }
+}
+
+/// Room for the one value being decoded (a string with escapes, a Latin-1 binary string), kept
+/// from one value to the next.
+#[derive(Default)]
+struct Decoded {
+    text: String,
+    bytes: Vec<u8>,
+}
+
+impl Decoded {
+    /// The most room kept after a message: one large value is not held for the decoder's life.
+    const MAX_KEPT: usize = 1 << 20;
+
+    fn release_large(&mut self) {
+        if self.text.capacity() > Self::MAX_KEPT {
+            self.text = String::new();
+        }
+        if self.bytes.capacity() > Self::MAX_KEPT {
+            self.bytes = Vec::new();
+        }
     }
 }
 
@@ -1259,6 +1291,18 @@ mod tests {
         v.push(MySqlTypeEntry::new(Cow::Borrowed("id"), ColumnType::new(MySqlType::Int)));
         let recycled: Vec<MySqlTypeEntry<'_>> = recycle(v);
         assert_eq!(recycled.capacity(), 12);
+    }
+
+    #[test]
+    fn decoded_values_keep_their_room_only_up_to_the_bound() {
+        let mut decoded = Decoded::default();
+        decoded.text.push_str(&"x".repeat(100));
+        decoded.release_large();
+        assert!(decoded.text.capacity() >= 100);
+        decoded.text.push_str(&"x".repeat(Decoded::MAX_KEPT));
+        decoded.bytes.resize(Decoded::MAX_KEPT + 1, 0);
+        decoded.release_large();
+        assert_eq!((decoded.text.capacity(), decoded.bytes.capacity()), (0, 0));
     }
 
     fn message(types: &str, data: &str) -> String {

@@ -469,7 +469,7 @@ impl<'a> ImageValuesTo<'a> for PutValues<'_> {
         if !self.order.mark(c.index) {
             return Err(appears_twice(c));
         }
-        put(self.rows, self.fields[c.index], value, at)
+        self.rows.put_out_of_line(self.fields[c.index], value, at)
     }
 }
 
@@ -593,14 +593,6 @@ fn read_value<'a>(
             }
         }
     }
-}
-
-/// [`TableColumns::put`], kept out of line (one copy per wire form): inlined into the loop over
-/// a map's values, it made that loop too large to be inlined itself, at 2% more instructions a
-/// message than this call (BENCHMARKS.md, "The typed columns below the codecs").
-#[inline(never)]
-fn put<'v>(rows: &mut TableColumns, field: Option<usize>, value: impl WireValue<'v>, at: usize) -> FaultResult<()> {
-    rows.put(field, value, at)
 }
 
 #[cold]
