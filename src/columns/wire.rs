@@ -163,20 +163,21 @@ impl<'v, 'x: 'v> WireValue<'v> for &'x [u8] {
     }
 }
 
-/// Integers and floats as the wire gave them.
+/// Integers and floats as the wire gave them; an integer also answers as a number.
 macro_rules! numbers {
-    ($($t:ty => $variant:ident, |$v:ident| $number:expr, $float:expr;)*) => {$(
+    ($($t:ty => $variant:ident $(, number: |$v:ident| $number:expr)?;)*) => {$(
         impl<'v> WireValue<'v> for $t {
-            #[inline(always)]
-            fn number(self) -> Option<i128> {
-                let $v = self;
-                $number
-            }
+            $(
+                #[inline(always)]
+                fn number(self) -> Option<i128> {
+                    let $v = self;
+                    $number
+                }
+            )?
 
             #[inline(always)]
             fn float(self) -> Option<f64> {
-                let $v = self;
-                Some($float)
+                Some(self as f64)
             }
 
             fn write_number(self, out: &mut String) -> bool {
@@ -195,10 +196,10 @@ macro_rules! numbers {
 }
 
 numbers! {
-    i64 => Int, |v| Some(v as i128), v as f64;
-    u64 => UInt, |v| Some(v as i128), v as f64;
-    f32 => Float32, |v| { let _ = v; None }, v as f64;
-    f64 => Float64, |v| { let _ = v; None }, v;
+    i64 => Int, number: |v| Some(v as i128);
+    u64 => UInt, number: |v| Some(v as i128);
+    f32 => Float32;
+    f64 => Float64;
 }
 
 /// A NULL on the wire.
