@@ -269,55 +269,6 @@ impl<'a> MessageEvents<'a> {
     }
 }
 
-/// The rows of a message for `TableColumns::put_columns`: a codec whose row images all describe
-/// the same columns in the same order (Craft's column groups) reads every value of the message,
-/// and the sink then converts one column at a time, with one dispatch on its Arrow type per
-/// column rather than per value.
-pub struct RowColumns<'v, 'a> {
-    /// The field that takes each wire column (None: the output has none).
-    pub fields: &'v [Option<usize>],
-    /// The values of the row images (an INSERT's or UPDATE's new image, a DELETE's old one),
-    /// row after row, each in the columns' order, with their offsets in the message.
-    pub values: &'v [(Value<'a>, usize)],
-    /// The old images of the rows that have one (UPDATEs), laid out alike.
-    pub old_values: &'v [(Value<'a>, usize)],
-    /// Whether each row has an old image: one entry per row.
-    pub had_old: &'v [bool],
-}
-
-impl<'v, 'a> RowColumns<'v, 'a> {
-    const NULL: &'static Value<'static> = &Value::Null;
-
-    pub fn rows(&self) -> usize {
-        self.had_old.len()
-    }
-
-    /// Column `j`'s values in the row images, with their offsets.
-    pub fn column(&self, j: usize) -> impl Iterator<Item = (&'v Value<'a>, usize)> + 'v {
-        Self::nth_of_each(self.values, self.fields.len(), j)
-    }
-
-    /// Column `j`'s values in the old images, NULL for the rows without one.
-    pub fn old_column(&self, j: usize) -> impl Iterator<Item = (&'v Value<'a>, usize)> + 'v {
-        let mut old = Self::nth_of_each(self.old_values, self.fields.len(), j);
-        self.had_old.iter().map(move |&had| match had.then(|| old.next()).flatten() {
-            Some(value) => value,
-            None => (Self::NULL, 0),
-        })
-    }
-
-    fn nth_of_each(
-        rows: &'v [(Value<'a>, usize)],
-        columns: usize,
-        j: usize,
-    ) -> impl Iterator<Item = (&'v Value<'a>, usize)> + 'v {
-        rows.chunks_exact(columns.max(1)).map(move |row| {
-            let (value, at) = &row[j];
-            (value, *at)
-        })
-    }
-}
-
 /// The allocation of `v`, emptied, for items of another lifetime: a codec cannot keep what
 /// borrows from one message, so it keeps the storage instead of allocating it per message. An
 /// empty vector collected in place keeps its buffer when both item types have one layout (they

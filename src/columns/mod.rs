@@ -27,7 +27,7 @@ use rustc_hash::FxHashMap;
 
 use self::convert::{append_values, enum_members, ColumnSink, ColumnSpec, Scratch};
 use crate::error::{Fault, FaultResult};
-use crate::event::{same_name, RowColumns};
+use crate::event::same_name;
 use crate::schema::table::TableDefinition;
 use crate::schema::{ServerZone, TableName};
 
@@ -252,27 +252,33 @@ impl TableColumns {
     /// Whole rows at once, column by column: each column's values go to its field in one loop.
     /// An alternative to the images above, for a message whose row images all describe the
     /// same columns.
-    pub(crate) fn put_columns(&mut self, block: &RowColumns<'_, '_>) -> FaultResult<()> {
+    pub(crate) fn put_columns(&mut self, block: &impl RowBlock) -> FaultResult<()> {
         // Counted as an image: one left unfinished by a failure is cut back by `truncate`.
         self.images += 1;
         let image = self.images;
-        for (j, &field) in block.fields.iter().enumerate() {
+        for (j, &field) in block.fields().iter().enumerate() {
             let Some(f) = field.map(|field| &mut self.fields[field]) else { continue };
-            fill(&mut f.filled, image, &f.spec.field, block.column(j).next().map_or(0, |(_, at)| at))?;
+            fill(&mut f.filled, image, &f.spec.field, block.first_at(j))?;
         }
-        let (rows, olds) = (block.rows(), block.had_old.iter().filter(|&&old| old).count());
+        let had_old = block.had_old();
+        let (rows, olds) = (had_old.len(), had_old.iter().filter(|&&old| old).count());
         if olds > 0 {
             self.settle_before_nulls();
         }
-        for (j, &field) in block.fields.iter().enumerate() {
+        for (j, &field) in block.fields().iter().enumerate() {
             let Some(f) = field.map(|field| &mut self.fields[field]) else {
                 self.stats.dropped_columns += (rows + olds) as u64;
                 continue;
             };
             let (zone, stats, scratch) = (self.zone, &mut self.stats, &mut self.scratch);
-            append_values(&f.spec, &mut f.row, block.column(j), zone, stats, scratch)?;
+            block.append_column(j, false, ColumnAppender { spec: &f.spec, sink: &mut f.row, zone, stats, scratch })?;
             if olds > 0 {
-                append_values(&f.spec, &mut f.before, block.old_column(j), zone, stats, scratch)?;
+                let (stats, scratch) = (&mut self.stats, &mut self.scratch);
+                block.append_column(
+                    j,
+                    true,
+                    ColumnAppender { spec: &f.spec, sink: &mut f.before, zone, stats, scratch },
+                )?;
             }
         }
         for f in self.fields.iter_mut().filter(|f| f.filled != image) {
@@ -284,7 +290,7 @@ impl TableColumns {
         if olds == 0 {
             self.before_nulls_due += rows;
         }
-        self.before_valid.extend_from_slice(block.had_old);
+        self.before_valid.extend_from_slice(had_old);
         self.images_of_rows = self.images;
         Ok(())
     }
@@ -352,6 +358,41 @@ impl TableColumns {
         if n > 0 {
             self.fields.iter_mut().for_each(|f| f.before.append_nulls(n));
         }
+    }
+}
+
+/// A message's rows laid out by column, for [`TableColumns::put_columns`]: a codec whose row
+/// images all describe the same columns in the same order (Craft's column groups) locates every
+/// value of the message first, then hands over one column at a time, each read from the wire
+/// straight into its sink with one dispatch on the column's form and Arrow type.
+pub(crate) trait RowBlock {
+    /// The field that takes each wire column (None: the output has none).
+    fn fields(&self) -> &[Option<usize>];
+
+    /// Whether each row has an old image: one entry per row.
+    fn had_old(&self) -> &[bool];
+
+    /// Where wire column `j`'s first value is, for a fault about the column.
+    fn first_at(&self, j: usize) -> usize;
+
+    /// Appends wire column `j`'s values to `to`: those of the row images, or (`old`) of the old
+    /// images, with a NULL for each row that has none.
+    fn append_column(&self, j: usize, old: bool, to: ColumnAppender<'_>) -> FaultResult<()>;
+}
+
+/// The sink of one column, lent to [`RowBlock::append_column`].
+pub(crate) struct ColumnAppender<'c> {
+    spec: &'c ColumnSpec,
+    sink: &'c mut ColumnSink,
+    zone: ServerZone,
+    stats: &'c mut ColumnStats,
+    scratch: &'c mut Scratch,
+}
+
+impl ColumnAppender<'_> {
+    /// Converts and appends the values, each with its offset in the message.
+    pub(crate) fn append<'v, V: WireValue<'v>>(self, values: impl Iterator<Item = (V, usize)>) -> FaultResult<()> {
+        append_values(self.spec, self.sink, values, self.zone, self.stats, self.scratch)
     }
 }
 

@@ -221,6 +221,51 @@ impl<'v> WireValue<'v> for Null {
     }
 }
 
+/// A value, or a NULL (`None`).
+impl<'v, T: WireValue<'v>> WireValue<'v> for Option<T> {
+    #[inline(always)]
+    fn is_null(self) -> bool {
+        self.is_none_or(T::is_null)
+    }
+
+    #[inline(always)]
+    fn text(self) -> Option<&'v str> {
+        self?.text()
+    }
+
+    #[inline(always)]
+    fn bytes(self) -> Option<&'v [u8]> {
+        self?.bytes()
+    }
+
+    #[inline(always)]
+    fn number(self) -> Option<i128> {
+        self?.number()
+    }
+
+    #[inline(always)]
+    fn float(self) -> Option<f64> {
+        self?.float()
+    }
+
+    fn write_number(self, out: &mut String) -> bool {
+        self.is_some_and(|v| v.write_number(out))
+    }
+
+    fn describe(self) -> String {
+        self.map_or_else(|| Null.describe(), T::describe)
+    }
+
+    fn to_value(self) -> Value<'v> {
+        self.map_or(Value::Null, T::to_value)
+    }
+
+    #[inline(always)]
+    fn integer(self) -> Option<i128> {
+        self?.integer()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,6 +302,10 @@ mod tests {
             (Value::Float64(-0.25), answers(-0.25f64)),
             (Value::Null, answers(Null)),
         ];
+        assert_eq!(answers(None::<i64>), answers(Null));
+        assert_eq!(answers(Some(Null)), answers(Null));
+        assert_eq!(answers(Some("2.5")), answers("2.5"));
+        assert_eq!(answers(Some(-7i64)), answers(-7i64));
         for (value, typed) in &cases {
             assert_eq!(&answers(value), typed, "{value:?}");
         }

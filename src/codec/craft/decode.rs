@@ -11,9 +11,9 @@ use super::{
     MIN_COLUMN_BYTES, VERSION,
 };
 use crate::codec::{Codec, Protocol};
-use crate::columns::TableColumns;
+use crate::columns::{ColumnAppender, Null, RowBlock, TableColumns, WireValue};
 use crate::error::{Fault, FaultResult};
-use crate::event::{flag, recycle, ColumnType, Event, EventKind, MessageEvents, RowColumns, Value};
+use crate::event::{flag, recycle, ColumnType, Event, EventKind, MessageEvents, Value};
 use crate::schema::mysql::MySqlType;
 
 #[derive(Default)]
@@ -28,8 +28,8 @@ pub struct CraftCodec {
     lengths: Vec<i64>,
     /// The buffer of [`GroupReader::described`], kept empty between messages.
     described: Vec<GroupColumn<'static>>,
-    /// The buffers of [`ColumnBlock`], kept empty between messages.
-    block: ColumnBlock<'static>,
+    /// The direct path's rows of the last message, kept for their buffers.
+    spans: RowSpans,
 }
 
 /// The headers of one message, one entry per event.
@@ -190,16 +190,16 @@ impl CraftCodec {
             }
         }
         let mut groups = GroupReader::new(&terms, &mut self.lengths, recycle(std::mem::take(&mut self.described)));
-        let mut block = std::mem::take(&mut self.block).recycle();
-        let whole = read_block(value, &frame, &self.sizes, &self.tables, &mut groups, &mut block)?;
+        let spans = &mut self.spans;
+        spans.clear();
+        let whole = spans.read(value, &frame, &self.sizes, &self.tables, &mut groups)?;
         if whole {
-            block.fields.extend(groups.described.iter().map(|d| rows.field(d.name)));
-            rows.put_columns(&block.row_columns())?;
-            for &(i, kind) in &block.events {
+            spans.fields.extend(groups.described.iter().map(|d| rows.field(d.name)));
+            rows.put_columns(&MessageRows { message: value, spans, described: &groups.described })?;
+            for &(i, kind) in &spans.events {
                 push_row_event(out, kind, i, h, &terms, frame.start)?;
             }
         }
-        self.block = block.recycle();
         self.described = recycle(groups.described);
         Ok(whole)
     }
@@ -222,81 +222,242 @@ fn push_row_event<'a>(
     Ok(())
 }
 
-/// The row events of one message, every value read before any goes to the sink, which then
-/// converts a column at a time ([`TableColumns::put_columns`]).
+/// The row events of one message for the direct path, each value located before any is read:
+/// the sink then takes the message a column at a time ([`TableColumns::put_columns`]), and each
+/// column's values are read from the wire straight into it ([`MessageRows`]).
 #[derive(Default)]
-struct ColumnBlock<'a> {
+struct RowSpans {
     /// The columns' output fields, in the order the description gives the columns.
     fields: Vec<Option<usize>>,
-    /// Laid out as [`RowColumns`] says.
-    values: Vec<(Value<'a>, usize)>,
-    old_values: Vec<(Value<'a>, usize)>,
+    /// The values of the row images (an INSERT's or UPDATE's new image, a DELETE's old one),
+    /// row after row, each in the columns' order.
+    values: Vec<ValueSpan>,
+    /// The old images, laid out alike, once a row has one (an UPDATE): every row from the
+    /// message's first on, a row without one all NULL; empty while no row has one.
+    old_values: Vec<ValueSpan>,
+    /// Whether each row has an old image.
     had_old: Vec<bool>,
     /// Each row's event and kind.
     events: Vec<(usize, EventKind)>,
 }
 
-impl<'a> ColumnBlock<'a> {
-    /// The block emptied, its buffers kept, for values borrowing from another message.
-    fn recycle<'b>(self) -> ColumnBlock<'b> {
-        let (mut fields, mut had_old, mut events) = (self.fields, self.had_old, self.events);
-        fields.clear();
-        had_old.clear();
-        events.clear();
-        ColumnBlock { fields, values: recycle(self.values), old_values: recycle(self.old_values), had_old, events }
+/// Where a value's bytes are in the message.
+#[derive(Clone, Copy)]
+struct ValueSpan {
+    at: usize,
+    /// -1 for NULL, as the wire writes it.
+    len: i32,
+}
+
+impl ValueSpan {
+    const NULL: ValueSpan = ValueSpan { at: 0, len: -1 };
+}
+
+impl RowSpans {
+    fn clear(&mut self) {
+        self.fields.clear();
+        self.values.clear();
+        self.old_values.clear();
+        self.had_old.clear();
+        self.events.clear();
     }
 
-    fn row_columns(&self) -> RowColumns<'_, 'a> {
-        RowColumns { fields: &self.fields, values: &self.values, old_values: &self.old_values, had_old: &self.had_old }
+    /// Locates every value of the message's row events. Returns false, with the spans to be
+    /// dropped, when a column group describes its columns otherwise than the message's first.
+    fn read<'a>(
+        &mut self,
+        value: &'a [u8],
+        frame: &Frame<'_>,
+        sizes: &[i64],
+        tables: &[Range<usize>],
+        reader: &mut GroupReader<'_, 'a>,
+    ) -> FaultResult<bool> {
+        let mut bodies = Bodies::new(value, frame, sizes);
+        let mut first = true;
+        for i in 0..frame.events() {
+            let mut body = bodies.next()?;
+            let (row, old, kind) = match split_groups(&mut body, group_sizes(tables, sizes, i, frame.tables_start)?)? {
+                RowGroups { new: Some(new), old: Some(old) } => (new, Some(old), EventKind::Update),
+                RowGroups { new: Some(new), old: None } => (new, None, EventKind::Insert),
+                RowGroups { new: None, old: Some(old) } => (old, None, EventKind::Delete),
+                RowGroups { new: None, old: None } => continue,
+            };
+            let rows_before = self.had_old.len();
+            self.had_old.push(old.is_some());
+            self.events.push((i, kind));
+            if !read_group(row, reader, &mut first, &mut self.values)? {
+                return Ok(false);
+            }
+            let columns = reader.lengths.len();
+            match old {
+                Some(old) => {
+                    if self.old_values.is_empty() {
+                        self.old_values.resize(rows_before * columns, ValueSpan::NULL);
+                    }
+                    if !read_group(old, reader, &mut first, &mut self.old_values)? {
+                        return Ok(false);
+                    }
+                }
+                None if !self.old_values.is_empty() => {
+                    self.old_values.resize(self.old_values.len() + columns, ValueSpan::NULL);
+                }
+                None => {}
+            }
+        }
+        Ok(true)
     }
 }
 
-/// Reads every row event of a message into `block`. Returns false, with `block` to be dropped,
-/// when a column group describes its columns otherwise than the message's first.
-fn read_block<'a>(
-    value: &'a [u8],
-    frame: &Frame<'_>,
-    sizes: &[i64],
-    tables: &[Range<usize>],
+/// Locates the values of one column group onto `spans`; false when its description is not the
+/// message's first (`first`: no group read yet).
+fn read_group<'a>(
+    mut group: Cursor<'a>,
     reader: &mut GroupReader<'_, 'a>,
-    block: &mut ColumnBlock<'a>,
+    first: &mut bool,
+    spans: &mut Vec<ValueSpan>,
 ) -> FaultResult<bool> {
-    let mut bodies = Bodies::new(value, frame, sizes);
-    let mut first = true;
-    for i in 0..frame.events() {
-        let mut body = bodies.next()?;
-        let (row, old, kind) = match split_groups(&mut body, group_sizes(tables, sizes, i, frame.tables_start)?)? {
-            RowGroups { new: Some(new), old: Some(old) } => (new, Some(old), EventKind::Update),
-            RowGroups { new: Some(new), old: None } => (new, None, EventKind::Insert),
-            RowGroups { new: None, old: Some(old) } => (old, None, EventKind::Delete),
-            RowGroups { new: None, old: None } => continue,
-        };
-        block.had_old.push(old.is_some());
-        block.events.push((i, kind));
-        let images = [(row, &mut block.values)].into_iter().chain(old.map(|old| (old, &mut block.old_values)));
-        for (mut group, values) in images {
-            let repeated = reader.read_header(&mut group)?;
-            if !repeated && !first {
-                return Ok(false);
-            }
-            first = false;
-            // The row's slots are made first and each value decoded into its own: a value built
-            // apart and then moved in was copied through the stack, and the copy's wide loads of
-            // the value's narrower stores stalled on store forwarding (twice a value).
-            let from = values.len();
-            values.resize_with(from + reader.lengths.len(), || (Value::Null, 0));
-            let slots = values[from..].iter_mut();
-            for ((d, &len), (value, slot_at)) in reader.described.iter().zip(reader.lengths.iter()).zip(slots) {
-                let at = group.offset();
-                *slot_at = at;
-                if len != -1 {
-                    decode_value(d, group.take(len as usize, "column value")?, at, value)?;
-                }
-            }
-            whole_group(&group)?;
+    let repeated = reader.read_header(&mut group)?;
+    if !repeated && !*first {
+        return Ok(false);
+    }
+    *first = false;
+    // The values are back to back after their lengths, which are each at most i32::MAX.
+    let start = group.offset();
+    let mut at = start;
+    spans.extend(reader.lengths.iter().map(|&len| {
+        let span = ValueSpan { at, len: len as i32 };
+        at += len.max(0) as usize;
+        span
+    }));
+    group.take(at - start, "column values")?;
+    whole_group(&group)?;
+    Ok(true)
+}
+
+/// A message's row events as [`TableColumns::put_columns`] takes them: each column's values
+/// read from their spans by the column's form, and handed on in that form.
+struct MessageRows<'s, 'a> {
+    message: &'a [u8],
+    spans: &'s RowSpans,
+    described: &'s [GroupColumn<'a>],
+}
+
+impl RowBlock for MessageRows<'_, '_> {
+    fn fields(&self) -> &[Option<usize>] {
+        &self.spans.fields
+    }
+
+    fn had_old(&self) -> &[bool] {
+        &self.spans.had_old
+    }
+
+    fn first_at(&self, j: usize) -> usize {
+        self.spans.values.get(j).map_or(0, |span| span.at)
+    }
+
+    fn append_column(&self, j: usize, old: bool, to: ColumnAppender<'_>) -> FaultResult<()> {
+        let spans = if old { &self.spans.old_values } else { &self.spans.values };
+        let rows = spans.chunks_exact(self.described.len().max(1));
+        let column = ColumnValues { message: self.message, rows, j };
+        match self.described[j].form {
+            ValueForm::Unsigned => append_read(to, column, |bytes, at| number(bytes, at, Cursor::uvarint)),
+            ValueForm::Signed => append_read(to, column, |bytes, at| number(bytes, at, Cursor::varint)),
+            ValueForm::Float => append_read(to, column, |bytes, at| number(bytes, at, Cursor::f64).map(CraftFloat)),
+            ValueForm::Double => append_read(to, column, |bytes, at| number(bytes, at, Cursor::f64)),
+            ValueForm::Bytes => to.append(column),
+            ValueForm::Text => append_read(to, column, utf8),
+            ValueForm::Null => to.append(column.map(|(_, at)| (Null, at))),
         }
     }
-    Ok(true)
+}
+
+/// Column `j` of rows of value spans: each value's bytes (None: NULL) and offset.
+struct ColumnValues<'s, 'a> {
+    message: &'a [u8],
+    rows: std::slice::ChunksExact<'s, ValueSpan>,
+    j: usize,
+}
+
+impl<'a> Iterator for ColumnValues<'_, 'a> {
+    type Item = (Option<&'a [u8]>, usize);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        let span = self.rows.next()?[self.j];
+        let bytes = (span.len != -1).then(|| &self.message[span.at..span.at + span.len as usize]);
+        Some((bytes, span.at))
+    }
+}
+
+/// Appends the values read from `values` by `read` to `to`: up to the first that fails to read,
+/// whose fault it returns (the message is then cut back, so what went in before does not matter).
+fn append_read<'a, T: WireValue<'a>>(
+    to: ColumnAppender<'_>,
+    values: ColumnValues<'_, 'a>,
+    read: impl Fn(&'a [u8], usize) -> FaultResult<T>,
+) -> FaultResult<()> {
+    let mut fault = None;
+    to.append(ReadValues { values, read, fault: &mut fault })?;
+    fault.map_or(Ok(()), Err)
+}
+
+/// The values of a column read by `read`, ending at the first that fails, whose fault is left
+/// in `fault`.
+struct ReadValues<'f, 's, 'a, R> {
+    values: ColumnValues<'s, 'a>,
+    read: R,
+    fault: &'f mut Option<Fault>,
+}
+
+impl<'a, T, R: Fn(&'a [u8], usize) -> FaultResult<T>> Iterator for ReadValues<'_, '_, 'a, R> {
+    type Item = (Option<T>, usize);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        let (bytes, at) = self.values.next()?;
+        match bytes.map(|bytes| (self.read)(bytes, at)).transpose() {
+            Ok(value) => Some((value, at)),
+            Err(f) => {
+                *self.fault = Some(f);
+                None
+            }
+        }
+    }
+}
+
+/// A FLOAT as Craft writes it, a float64: as the event model reads it, a float32 when it is one
+/// exactly.
+#[derive(Clone, Copy)]
+struct CraftFloat(f64);
+
+impl CraftFloat {
+    fn value(self) -> Value<'static> {
+        let f = self.0;
+        if (f as f32) as f64 == f {
+            Value::Float32(f as f32)
+        } else {
+            Value::Float64(f)
+        }
+    }
+}
+
+impl<'v> WireValue<'v> for CraftFloat {
+    #[inline(always)]
+    fn float(self) -> Option<f64> {
+        Some(self.0)
+    }
+
+    fn write_number(self, out: &mut String) -> bool {
+        (&self.value()).write_number(out)
+    }
+
+    fn describe(self) -> String {
+        (&self.value()).describe()
+    }
+
+    fn to_value(self) -> Value<'v> {
+        self.value()
+    }
 }
 
 /// The event bodies of a message, back to back, each a window of the size its table gives.
@@ -710,43 +871,27 @@ fn base_type(code: u64) -> MySqlType {
 /// copy of it stalled on store forwarding once per value.)
 #[inline(always)]
 fn decode_value<'a>(column: &GroupColumn<'_>, bytes: &'a [u8], at: usize, out: &mut Value<'a>) -> FaultResult<()> {
-    let mut cur = Cursor::window(bytes, 0, bytes.len(), "value")?;
-    let whole = |cur: &Cursor<'_>| {
-        if cur.is_empty() {
-            Ok(())
-        } else {
-            Err(Fault::new(at + cur.offset(), "trailing bytes after a number value"))
-        }
+    *out = match column.form {
+        ValueForm::Unsigned => Value::UInt(number(bytes, at, Cursor::uvarint)?),
+        ValueForm::Signed => Value::Int(number(bytes, at, Cursor::varint)?),
+        ValueForm::Float => CraftFloat(number(bytes, at, Cursor::f64)?).value(),
+        ValueForm::Double => Value::Float64(number(bytes, at, Cursor::f64)?),
+        ValueForm::Bytes => Value::Bytes(Cow::Borrowed(bytes)),
+        ValueForm::Text => Value::Text(Cow::Borrowed(utf8(bytes, at)?)),
+        ValueForm::Null => Value::Null,
     };
-    let relocate = |f: Fault| Fault::new(at + f.offset, f.reason);
-    match column.form {
-        ValueForm::Unsigned => {
-            *out = Value::UInt(cur.uvarint().map_err(relocate)?);
-            whole(&cur)
-        }
-        ValueForm::Signed => {
-            *out = Value::Int(cur.varint().map_err(relocate)?);
-            whole(&cur)
-        }
-        ValueForm::Float => {
-            let f = cur.f64().map_err(relocate)?;
-            *out = if (f as f32) as f64 == f { Value::Float32(f as f32) } else { Value::Float64(f) };
-            whole(&cur)
-        }
-        ValueForm::Double => {
-            *out = Value::Float64(cur.f64().map_err(relocate)?);
-            whole(&cur)
-        }
-        ValueForm::Bytes => {
-            *out = Value::Bytes(Cow::Borrowed(bytes));
-            Ok(())
-        }
-        ValueForm::Text => {
-            *out = Value::Text(Cow::Borrowed(utf8(bytes, at)?));
-            Ok(())
-        }
-        ValueForm::Null => Ok(()),
+    Ok(())
+}
+
+/// A number value, read by `read` from its bytes at `at`, which it must fill.
+#[inline(always)]
+fn number<'b, T>(bytes: &'b [u8], at: usize, read: impl FnOnce(&mut Cursor<'b>) -> FaultResult<T>) -> FaultResult<T> {
+    let mut cur = Cursor::new(bytes);
+    let v = read(&mut cur).map_err(|f| Fault::new(at + f.offset, f.reason))?;
+    if !cur.is_empty() {
+        return Err(Fault::new(at + cur.offset(), "trailing bytes after a number value"));
     }
+    Ok(v)
 }
 
 #[inline]
