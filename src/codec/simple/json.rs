@@ -16,7 +16,7 @@ use super::checksum::RowChecksum;
 use super::decode::{finish_put_row, finish_row, is_ddl_type, row_event, RowHeader};
 use super::schema::TableSchema;
 use crate::canonical_base64;
-use crate::columns::TableColumns;
+use crate::columns::{Null, TableColumns, WireValue};
 use crate::error::{Fault, FaultResult};
 use crate::event::{Event, EventKind, MessageEvents, SpareBuffers, Text, Value};
 use crate::json::{JsonCursor, KeyOrder};
@@ -228,14 +228,7 @@ impl JsonDecoder {
         cur.begin_object()?;
         rows.begin_image(old);
         order.begin_marks(table.columns.len());
-        self.read_values(cur, table, |cur, i, _, name, value, at| {
-            if !order.mark(i) {
-                return Err(Fault::new(at, format!("column {name} appears twice")));
-            }
-            rows.put(fields[i], &value, at)?;
-            cur.spare().give_value(value);
-            Ok(())
-        })?;
+        self.read_values(cur, table, &mut PutValues { rows, fields, order })?;
         rows.end_image();
         Ok(())
     }
@@ -346,74 +339,72 @@ impl JsonDecoder {
     ) -> FaultResult<Range<usize>> {
         cur.begin_object()?;
         let start = order.begin(table.columns.len(), out);
-        self.read_values(cur, table, |_, i, column, name, value, at| {
-            let Some(c) = order.slot(out, start, i) else {
-                return Err(Fault::new(at, format!("column {name} appears twice")));
-            };
-            (c.name, c.ty, c.value, c.at) = (name, column.ty.clone(), value, at);
-            Ok(())
-        })?;
+        self.read_values(cur, table, &mut EventValues { out, order, start })?;
         Ok(order.finish(out, start))
     }
 
     /// The members of an image object, once it is open: each value of a column of `table` goes
-    /// to `each` with the column's schema position and definition, its name as written, and
-    /// the value's offset. Go reads the schema's columns only; others are skipped.
+    /// to `to`. Go reads the schema's columns only; others are skipped.
     #[inline(always)]
     fn read_values<'a>(
         &mut self,
         cur: &mut JsonCursor<'a>,
         table: &Table,
-        mut each: impl FnMut(&mut JsonCursor<'a>, usize, &TableColumn, Text<'a>, Value<'a>, usize) -> FaultResult<()>,
+        to: &mut impl ImageValuesTo<'a>,
     ) -> FaultResult<()> {
         let mut keys = table.json_keys.lock().unwrap_or_else(PoisonError::into_inner);
         let mut nth = 0;
         while let Some((found, name)) = keys.next_named(cur, nth, |name| table.find(name, nth))? {
             nth += 1;
-            let Some(i) = found else {
+            let Some(index) = found else {
                 cur.skip_value()?;
                 continue;
             };
-            let column = &table.columns[i];
-            let at = cur.offset();
-            let value = self.read_value(cur, column)?;
-            each(cur, i, column, name, value, at)?;
+            let of = ImageValue { index, column: &table.columns[index], name, at: cur.offset() };
+            self.read_value(cur, of, to)?;
         }
         Ok(())
     }
 
+    /// One value, to `to` in the form its column's kind gives it.
     #[inline(always)]
-    fn read_value<'a>(&mut self, cur: &mut JsonCursor<'a>, column: &TableColumn) -> FaultResult<Value<'a>> {
+    fn read_value<'a>(
+        &mut self,
+        cur: &mut JsonCursor<'a>,
+        of: ImageValue<'_, 'a>,
+        to: &mut impl ImageValuesTo<'a>,
+    ) -> FaultResult<()> {
         match cur.peek() {
             Some(b'"') => {
-                let at = cur.offset();
                 let text = cur.string()?;
-                convert(column, text, at, cur.spare())
+                convert(of, text, cur.spare(), to)
             }
             Some(b'n') => {
                 cur.null()?;
-                Ok(Value::Null)
+                to.value(of, Null)
             }
-            Some(b'{') if column.kind == Kind::Timestamp => self.read_timestamp(cur, column),
+            Some(b'{') if of.column.kind == Kind::Timestamp => {
+                let text = self.read_timestamp(cur, of.column)?;
+                text_to(of, text, cur.spare(), to)
+            }
             Some(b'-' | b'0'..=b'9') => {
-                let at = cur.offset();
                 let text = cur.number_text()?;
-                convert(column, Cow::Borrowed(text), at, cur.spare())
+                convert(of, Cow::Borrowed(text), cur.spare(), to)
             }
-            _ => Err(cur.fault(format!("column {}: expected a string or null", column.name))),
+            _ => Err(cur.fault(format!("column {}: expected a string or null", of.column.name))),
         }
     }
 
     /// `{"location":"UTC","value":"2020-01-01 00:00:00"}`: the value text; the zone is kept for
     /// checksums. A changefeed writes every value with one zone, so the bytes up to the value
     /// repeat: those of the last value read in full are matched in one comparison.
-    fn read_timestamp<'a>(&mut self, cur: &mut JsonCursor<'a>, column: &TableColumn) -> FaultResult<Value<'a>> {
+    fn read_timestamp<'a>(&mut self, cur: &mut JsonCursor<'a>, column: &TableColumn) -> FaultResult<Text<'a>> {
         cur.peek();
         let at = cur.offset();
         if cur.skip_if_next(&self.timestamp_prefix) {
             let value = cur.string()?;
             if cur.skip_if_next(b"}") {
-                return Ok(Value::Text(value));
+                return Ok(value);
             }
             cur.seek(at);
         }
@@ -442,9 +433,7 @@ impl JsonDecoder {
         if let (Some(end), 2, true) = (prefix_end, members, cur.slice(at..cur.offset()).starts_with("{\"location\":")) {
             self.timestamp_prefix.extend_from_slice(cur.slice(at..end).as_bytes());
         }
-        value
-            .map(Value::Text)
-            .ok_or_else(|| Fault::new(at, format!("column {}: timestamp object without a value", column.name)))
+        value.ok_or_else(|| Fault::new(at, format!("column {}: timestamp object without a value", column.name)))
     }
 
     fn emit<'a>(
@@ -544,20 +533,106 @@ pub(super) fn schema_event<'a>(kind: EventKind, commit_ts: u64, schema: &TableSc
     event
 }
 
-/// A JSON string (or, from other producers, a number) as the column's value.
-#[inline]
-fn convert<'a>(column: &TableColumn, text: Text<'a>, at: usize, spare: &mut SpareBuffers) -> FaultResult<Value<'a>> {
+/// A value of an image being read: its column's position in the table schema and definition,
+/// its name as written, and its offset.
+struct ImageValue<'c, 'a> {
+    index: usize,
+    column: &'c TableColumn,
+    name: Text<'a>,
+    at: usize,
+}
+
+/// Where an image's values go as they are read: straight into the typed columns
+/// ([`PutValues`]), or into the event model ([`EventValues`]).
+trait ImageValuesTo<'a> {
+    /// A value borrowed from the message or read as a number.
+    fn value(&mut self, of: ImageValue<'_, 'a>, value: impl WireValue<'a>) -> FaultResult<()>;
+
+    /// A value decoded into a buffer of its own (unescaped text, base64 bytes), which the
+    /// spare buffers take back once it is put.
+    fn owned(&mut self, of: ImageValue<'_, 'a>, value: Value<'a>, spare: &mut SpareBuffers) -> FaultResult<()>;
+}
+
+struct PutValues<'r> {
+    rows: &'r mut TableColumns,
+    fields: &'r [Option<usize>],
+    order: &'r mut ImageOrder,
+}
+
+impl PutValues<'_> {
+    #[inline(always)]
+    fn field(&mut self, of: &ImageValue<'_, '_>) -> FaultResult<Option<usize>> {
+        if !self.order.mark(of.index) {
+            return Err(appears_twice(of));
+        }
+        Ok(self.fields[of.index])
+    }
+}
+
+impl<'a> ImageValuesTo<'a> for PutValues<'_> {
+    #[inline(always)]
+    fn value(&mut self, of: ImageValue<'_, 'a>, value: impl WireValue<'a>) -> FaultResult<()> {
+        let field = self.field(&of)?;
+        self.rows.put(field, value, of.at)
+    }
+
+    fn owned(&mut self, of: ImageValue<'_, 'a>, value: Value<'a>, spare: &mut SpareBuffers) -> FaultResult<()> {
+        let field = self.field(&of)?;
+        self.rows.put(field, &value, of.at)?;
+        spare.give_value(value);
+        Ok(())
+    }
+}
+
+struct EventValues<'o, 'a> {
+    out: &'o mut MessageEvents<'a>,
+    order: &'o mut ImageOrder,
+    start: usize,
+}
+
+impl<'a> EventValues<'_, 'a> {
+    fn put(&mut self, of: ImageValue<'_, 'a>, value: Value<'a>) -> FaultResult<()> {
+        let Some(slot) = self.order.slot(self.out, self.start, of.index) else { return Err(appears_twice(&of)) };
+        (slot.name, slot.ty, slot.value, slot.at) = (of.name, of.column.ty.clone(), value, of.at);
+        Ok(())
+    }
+}
+
+impl<'a> ImageValuesTo<'a> for EventValues<'_, 'a> {
+    fn value(&mut self, of: ImageValue<'_, 'a>, value: impl WireValue<'a>) -> FaultResult<()> {
+        self.put(of, value.to_value())
+    }
+
+    fn owned(&mut self, of: ImageValue<'_, 'a>, value: Value<'a>, _: &mut SpareBuffers) -> FaultResult<()> {
+        self.put(of, value)
+    }
+}
+
+#[cold]
+fn appears_twice(of: &ImageValue<'_, '_>) -> Fault {
+    Fault::new(of.at, format!("column {} appears twice", of.name))
+}
+
+/// A JSON string (or, from other producers, a number) as the column's value, to `to`.
+#[inline(always)]
+fn convert<'a>(
+    of: ImageValue<'_, 'a>,
+    text: Text<'a>,
+    spare: &mut SpareBuffers,
+    to: &mut impl ImageValuesTo<'a>,
+) -> FaultResult<()> {
+    let (column, at) = (of.column, of.at);
     let bad = |text: &str| {
         Fault::new(
             at,
             format!("column {}: {text:?} is not a valid {} value", column.name, column.ty.base.name(column.ty.binary)),
         )
     };
-    Ok(match column.kind {
-        Kind::Signed => Value::Int(text.parse().map_err(|_| bad(&text))?),
-        Kind::Unsigned => Value::UInt(text.parse().map_err(|_| bad(&text))?),
-        Kind::Float => Value::Float32(text.parse().map_err(|_| bad(&text))?),
-        Kind::Double => Value::Float64(text.parse().map_err(|_| bad(&text))?),
+    match column.kind {
+        Kind::Signed => to.value(of, text.parse::<i64>().map_err(|_| bad(&text))?),
+        Kind::Unsigned => to.value(of, text.parse::<u64>().map_err(|_| bad(&text))?),
+        Kind::Float => to.value(of, text.parse::<f32>().map_err(|_| bad(&text))?),
+        Kind::Double => to.value(of, text.parse::<f64>().map_err(|_| bad(&text))?),
         Kind::Binary => {
             let mut bytes = spare.take(text.len() / 4 * 3 + 3);
             if !canonical_base64::decode_into(text.as_bytes(), &mut bytes) {
@@ -568,10 +643,24 @@ fn convert<'a>(column: &TableColumn, text: Text<'a>, at: usize, spare: &mut Spar
             if let Cow::Owned(text) = text {
                 spare.give(text.into_bytes());
             }
-            Value::Bytes(Cow::Owned(bytes))
+            to.owned(of, Value::Bytes(Cow::Owned(bytes)), spare)
         }
-        Kind::Timestamp | Kind::Text => Value::Text(text),
-    })
+        Kind::Timestamp | Kind::Text => text_to(of, text, spare, to),
+    }
+}
+
+/// A text value to `to`, borrowed or owned.
+#[inline(always)]
+fn text_to<'a>(
+    of: ImageValue<'_, 'a>,
+    text: Text<'a>,
+    spare: &mut SpareBuffers,
+    to: &mut impl ImageValuesTo<'a>,
+) -> FaultResult<()> {
+    match text {
+        Cow::Borrowed(text) => to.value(of, text),
+        Cow::Owned(text) => to.owned(of, Value::Text(Cow::Owned(text)), spare),
+    }
 }
 
 /// `startTs`: TiCDC's `simple-include-start-ts` (DML only; pingcap/ticdc#6143). TiCDC writes
@@ -627,7 +716,7 @@ mod tests {
             cur.begin_array().unwrap();
             let value = decoder.read_timestamp(&mut cur, &column).unwrap();
             let (want, _) = object.split_once(r#""value":""#).unwrap().1.split_once('"').unwrap();
-            assert!(matches!(value, Value::Text(ref t) if t == want), "{object}: {value:?}");
+            assert_eq!(value, want, "{object}");
             let zone = object.split_once(r#""location":""#).unwrap().1.split_once('"').unwrap().0;
             assert_eq!(decoder.location, zone, "{object}");
             assert_eq!(cur.peek(), Some(b','), "{object}: read to its end");
