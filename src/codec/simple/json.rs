@@ -385,7 +385,7 @@ impl JsonDecoder {
             }
             Some(b'{') if of.column.kind == Kind::Timestamp => {
                 let text = self.read_timestamp(cur, of.column)?;
-                text_to(of, text, cur.spare(), to)
+                convert(of, text, cur.spare(), to)
             }
             Some(b'-' | b'0'..=b'9') => {
                 let text = cur.number_text()?;
@@ -645,21 +645,10 @@ fn convert<'a>(
             }
             to.owned(of, Value::Bytes(Cow::Owned(bytes)), spare)
         }
-        Kind::Timestamp | Kind::Text => text_to(of, text, spare, to),
-    }
-}
-
-/// A text value to `to`, borrowed or owned.
-#[inline(always)]
-fn text_to<'a>(
-    of: ImageValue<'_, 'a>,
-    text: Text<'a>,
-    spare: &mut SpareBuffers,
-    to: &mut impl ImageValuesTo<'a>,
-) -> FaultResult<()> {
-    match text {
-        Cow::Borrowed(text) => to.value(of, text),
-        Cow::Owned(text) => to.owned(of, Value::Text(Cow::Owned(text)), spare),
+        Kind::Timestamp | Kind::Text => match text {
+            Cow::Borrowed(text) => to.value(of, text),
+            Cow::Owned(text) => to.owned(of, Value::Text(Cow::Owned(text)), spare),
+        },
     }
 }
 
