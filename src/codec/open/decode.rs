@@ -479,7 +479,8 @@ impl OpenCodec {
     /// returns how many there were; None when it gives up. The new row's columns are planned:
     /// each one's field, and the type its value was read with. An old image is put only when it
     /// names the same columns in the same order, each of the same type, and it is begun only
-    /// when it has a column (`"p":{}` is an INSERT).
+    /// when it has a column (`"p":{}` is an INSERT). Each per-column closure is inlined, which
+    /// the inliner did in some builds and not in others.
     fn put_image(
         &mut self,
         cur: &mut JsonCursor<'_>,
@@ -498,23 +499,31 @@ impl OpenCodec {
             let put = if old {
                 let Some(planned) = plan.columns.get(position) else { return Ok(None) };
                 let forced = |name: &str| planned.ty.flags.filter(|_| same_name(&planned.name, name));
-                headers.read_column(cur, position, base, forced, |name, ty, value, at, spare| {
-                    if !same_name(&planned.name, name.as_bytes()) || !ty.same_type(&planned.ty) {
-                        return Ok(false);
-                    }
-                    if position == 0 {
-                        rows.begin_image(true);
-                    }
-                    rows.put(planned.field, &value, at)?;
-                    spare.give_column(name, value);
-                    Ok(true)
-                })?
+                headers.read_column(
+                    cur,
+                    position,
+                    base,
+                    forced,
+                    #[inline(always)]
+                    |name, ty, value, at, spare| {
+                        if !same_name(&planned.name, name.as_bytes()) || !ty.same_type(&planned.ty) {
+                            return Ok(false);
+                        }
+                        if position == 0 {
+                            rows.begin_image(true);
+                        }
+                        rows.put(planned.field, &value, at)?;
+                        spare.give_column(name, value);
+                        Ok(true)
+                    },
+                )?
             } else {
                 headers.read_column(
                     cur,
                     position,
                     base,
                     |_| None,
+                    #[inline(always)]
                     |name, ty, value, at, spare| {
                         let field = plan.new_column(position, &name, ty, rows);
                         rows.put(field, &value, at)?;
