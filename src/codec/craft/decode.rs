@@ -1,6 +1,7 @@
 //! The Craft decoder: reads a message from both ends (version, then trailer and size tables),
 //! then its headers and each body's column groups into the event model, or, for the typed layout,
-//! every row's values first and then into the output a column at a time.
+//! locates every row's values first and then reads them into the output a column at a time,
+//! each column's values from the wire straight into its sink in the form its type gives them.
 
 use std::borrow::Cow;
 use std::ops::Range;
