@@ -270,15 +270,11 @@ impl TableColumns {
                 self.stats.dropped_columns += (rows + olds) as u64;
                 continue;
             };
-            let (zone, stats, scratch) = (self.zone, &mut self.stats, &mut self.scratch);
-            block.append_column(j, false, ColumnAppender { spec: &f.spec, sink: &mut f.row, zone, stats, scratch })?;
+            let (spec, zone, stats, scratch) = (&f.spec, self.zone, &mut self.stats, &mut self.scratch);
+            let row = ColumnAppender { spec, sink: &mut f.row, zone, stats: &mut *stats, scratch: &mut *scratch };
+            block.append_column(j, false, row)?;
             if olds > 0 {
-                let (stats, scratch) = (&mut self.stats, &mut self.scratch);
-                block.append_column(
-                    j,
-                    true,
-                    ColumnAppender { spec: &f.spec, sink: &mut f.before, zone, stats, scratch },
-                )?;
+                block.append_column(j, true, ColumnAppender { spec, sink: &mut f.before, zone, stats, scratch })?;
             }
         }
         for f in self.fields.iter_mut().filter(|f| f.filled != image) {
