@@ -13,12 +13,13 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::cache::{ImageOrder, Kind, Outcome, State, Table, TableColumn};
+use super::cache::{ImageOrder, Kind, Outcome, State, Table};
 use super::checksum::RowChecksum;
 use super::decode::{finish_put_row, finish_row, row_event, RowHeader, DDL_TYPES};
+use super::image::{EventValues, ImageValue, ImageValuesTo, PutValues};
 use super::json::schema_event;
 use super::schema::{ColumnSchema, DataType, DefaultValue, IndexSchema, TableSchema};
-use crate::columns::{Null, TableColumns, WireValue};
+use crate::columns::{Null, TableColumns};
 use crate::error::{Fault, FaultResult};
 use crate::event::{Event, EventKind, MessageEvents};
 use crate::schema::mysql::MySqlType;
@@ -439,61 +440,6 @@ impl AvroDecoder {
     }
 }
 
-/// A column of the table an image's map names, as [`read_values`] found it.
-struct MapColumn<'c, 'a> {
-    /// Its position in the table's schema.
-    index: usize,
-    column: &'c TableColumn,
-    /// Its name as written, and where.
-    name: &'a str,
-    name_at: usize,
-}
-
-/// Where [`read_values`] sends each value of an image's map: into the event model
-/// ([`EventValues`]) or straight into the table's columns ([`PutValues`]). A value comes in the
-/// form its union branch and its column give (a string, an integer...), so the typed columns get
-/// it without an event value between.
-trait ImageValuesTo<'a> {
-    fn value(&mut self, column: &MapColumn<'_, 'a>, value: impl WireValue<'a>, at: usize) -> FaultResult<()>;
-}
-
-struct PutValues<'r> {
-    rows: &'r mut TableColumns,
-    fields: &'r [Option<usize>],
-    order: &'r mut ImageOrder,
-}
-
-impl<'a> ImageValuesTo<'a> for PutValues<'_> {
-    #[inline(always)]
-    fn value(&mut self, c: &MapColumn<'_, 'a>, value: impl WireValue<'a>, at: usize) -> FaultResult<()> {
-        if !self.order.mark(c.index) {
-            return Err(appears_twice(c));
-        }
-        self.rows.put_out_of_line(self.fields[c.index], value, at)
-    }
-}
-
-struct EventValues<'o, 'a> {
-    out: &'o mut MessageEvents<'a>,
-    order: &'o mut ImageOrder,
-    start: usize,
-}
-
-impl<'a> ImageValuesTo<'a> for EventValues<'_, 'a> {
-    fn value(&mut self, c: &MapColumn<'_, 'a>, value: impl WireValue<'a>, at: usize) -> FaultResult<()> {
-        let Some(slot) = self.order.slot(self.out, self.start, c.index) else {
-            return Err(appears_twice(c));
-        };
-        (slot.name, slot.ty, slot.value, slot.at) = (Cow::Borrowed(c.name), c.column.ty.clone(), value.to_value(), at);
-        Ok(())
-    }
-}
-
-#[cold]
-fn appears_twice(c: &MapColumn<'_, '_>) -> Fault {
-    Fault::new(c.name_at, format!("column {} appears twice", c.name))
-}
-
 /// The map of an image: each value of a column of `table` goes to `to`; other columns' values
 /// are checked and dropped. `location` keeps the zone of the last TIMESTAMP value read.
 #[inline(always)]
@@ -515,7 +461,8 @@ fn read_values<'a>(
         };
         // SAFETY: the bytes equal the column's name, a `String`, so they are UTF-8.
         let name = unsafe { std::str::from_utf8_unchecked(raw_name) };
-        read_value(cur, location, Some(&MapColumn { index, column, name, name_at }), to)
+        let of = ImageValue { index, column, name: Cow::Borrowed(name), at: cur.offset() };
+        read_value(cur, location, Some(&of), to)
     })
 }
 
@@ -525,20 +472,20 @@ fn read_values<'a>(
 fn read_value<'a>(
     cur: &mut AvroCursor<'a>,
     location: &mut String,
-    column: Option<&MapColumn<'_, 'a>>,
+    column: Option<&ImageValue<'_, 'a>>,
     to: &mut impl ImageValuesTo<'a>,
 ) -> FaultResult<()> {
     let at = cur.offset();
     let kind = column.map_or(Kind::Text, |c| c.column.kind);
     let bad = |what: &str| {
-        let name = column.map_or("?", |c| c.name);
+        let name = column.map_or("?", |c| &c.name);
         Fault::new(at, format!("column {name}: {what}"))
     };
     macro_rules! to {
         ($value:expr) => {{
             let value = $value;
             match column {
-                Some(c) => to.value(c, value, at),
+                Some(c) => to.value(c, value),
                 None => Ok(()),
             }
         }};

@@ -14,9 +14,10 @@ use base64::Engine;
 use super::cache::{ImageOrder, Kind, Outcome, State, Table, TableColumn};
 use super::checksum::RowChecksum;
 use super::decode::{finish_put_row, finish_row, is_ddl_type, row_event, RowHeader};
+use super::image::{EventValues, ImageValue, ImageValuesTo, PutValues};
 use super::schema::TableSchema;
 use crate::canonical_base64;
-use crate::columns::{Null, TableColumns, WireValue};
+use crate::columns::{Null, TableColumns};
 use crate::error::{Fault, FaultResult};
 use crate::event::{Event, EventKind, MessageEvents, SpareBuffers, Text, Value};
 use crate::json::{JsonCursor, KeyOrder};
@@ -381,7 +382,7 @@ impl JsonDecoder {
             }
             Some(b'n') => {
                 cur.null()?;
-                to.value(of, Null)
+                to.value(&of, Null)
             }
             Some(b'{') if of.column.kind == Kind::Timestamp => {
                 let text = self.read_timestamp(cur, of.column)?;
@@ -533,86 +534,6 @@ pub(super) fn schema_event<'a>(kind: EventKind, commit_ts: u64, schema: &TableSc
     event
 }
 
-/// A value of an image being read: its column's position in the table schema and definition,
-/// its name as written, and its offset.
-struct ImageValue<'c, 'a> {
-    index: usize,
-    column: &'c TableColumn,
-    name: Text<'a>,
-    at: usize,
-}
-
-/// Where an image's values go as they are read: straight into the typed columns
-/// ([`PutValues`]), or into the event model ([`EventValues`]).
-trait ImageValuesTo<'a> {
-    /// A value borrowed from the message or read as a number.
-    fn value(&mut self, of: ImageValue<'_, 'a>, value: impl WireValue<'a>) -> FaultResult<()>;
-
-    /// A value decoded into a buffer of its own (unescaped text, base64 bytes), which the
-    /// spare buffers take back once it is put.
-    fn owned(&mut self, of: ImageValue<'_, 'a>, value: Value<'a>, spare: &mut SpareBuffers) -> FaultResult<()>;
-}
-
-struct PutValues<'r> {
-    rows: &'r mut TableColumns,
-    fields: &'r [Option<usize>],
-    order: &'r mut ImageOrder,
-}
-
-impl PutValues<'_> {
-    #[inline(always)]
-    fn field(&mut self, of: &ImageValue<'_, '_>) -> FaultResult<Option<usize>> {
-        if !self.order.mark(of.index) {
-            return Err(appears_twice(of));
-        }
-        Ok(self.fields[of.index])
-    }
-}
-
-impl<'a> ImageValuesTo<'a> for PutValues<'_> {
-    #[inline(always)]
-    fn value(&mut self, of: ImageValue<'_, 'a>, value: impl WireValue<'a>) -> FaultResult<()> {
-        let field = self.field(&of)?;
-        self.rows.put(field, value, of.at)
-    }
-
-    fn owned(&mut self, of: ImageValue<'_, 'a>, value: Value<'a>, spare: &mut SpareBuffers) -> FaultResult<()> {
-        let field = self.field(&of)?;
-        self.rows.put(field, &value, of.at)?;
-        spare.give_value(value);
-        Ok(())
-    }
-}
-
-struct EventValues<'o, 'a> {
-    out: &'o mut MessageEvents<'a>,
-    order: &'o mut ImageOrder,
-    start: usize,
-}
-
-impl<'a> EventValues<'_, 'a> {
-    fn put(&mut self, of: ImageValue<'_, 'a>, value: Value<'a>) -> FaultResult<()> {
-        let Some(slot) = self.order.slot(self.out, self.start, of.index) else { return Err(appears_twice(&of)) };
-        (slot.name, slot.ty, slot.value, slot.at) = (of.name, of.column.ty.clone(), value, of.at);
-        Ok(())
-    }
-}
-
-impl<'a> ImageValuesTo<'a> for EventValues<'_, 'a> {
-    fn value(&mut self, of: ImageValue<'_, 'a>, value: impl WireValue<'a>) -> FaultResult<()> {
-        self.put(of, value.to_value())
-    }
-
-    fn owned(&mut self, of: ImageValue<'_, 'a>, value: Value<'a>, _: &mut SpareBuffers) -> FaultResult<()> {
-        self.put(of, value)
-    }
-}
-
-#[cold]
-fn appears_twice(of: &ImageValue<'_, '_>) -> Fault {
-    Fault::new(of.at, format!("column {} appears twice", of.name))
-}
-
 /// A JSON string (or, from other producers, a number) as the column's value, to `to`.
 #[inline(always)]
 fn convert<'a>(
@@ -629,10 +550,10 @@ fn convert<'a>(
         )
     };
     match column.kind {
-        Kind::Signed => to.value(of, text.parse::<i64>().map_err(|_| bad(&text))?),
-        Kind::Unsigned => to.value(of, text.parse::<u64>().map_err(|_| bad(&text))?),
-        Kind::Float => to.value(of, text.parse::<f32>().map_err(|_| bad(&text))?),
-        Kind::Double => to.value(of, text.parse::<f64>().map_err(|_| bad(&text))?),
+        Kind::Signed => to.value(&of, text.parse::<i64>().map_err(|_| bad(&text))?),
+        Kind::Unsigned => to.value(&of, text.parse::<u64>().map_err(|_| bad(&text))?),
+        Kind::Float => to.value(&of, text.parse::<f32>().map_err(|_| bad(&text))?),
+        Kind::Double => to.value(&of, text.parse::<f64>().map_err(|_| bad(&text))?),
         Kind::Binary => {
             let mut bytes = spare.take(text.len() / 4 * 3 + 3);
             if !canonical_base64::decode_into(text.as_bytes(), &mut bytes) {
@@ -643,11 +564,11 @@ fn convert<'a>(
             if let Cow::Owned(text) = text {
                 spare.give(text.into_bytes());
             }
-            to.owned(of, Value::Bytes(Cow::Owned(bytes)), spare)
+            to.owned(&of, Value::Bytes(Cow::Owned(bytes)), spare)
         }
         Kind::Timestamp | Kind::Text => match text {
-            Cow::Borrowed(text) => to.value(of, text),
-            Cow::Owned(text) => to.owned(of, Value::Text(Cow::Owned(text)), spare),
+            Cow::Borrowed(text) => to.value(&of, text),
+            Cow::Owned(text) => to.owned(&of, Value::Text(Cow::Owned(text)), spare),
         },
     }
 }

@@ -29,6 +29,7 @@ mod cache;
 pub(crate) mod checksum;
 mod decode;
 pub(crate) mod encode;
+mod image;
 mod json;
 mod schema;
 
