@@ -611,13 +611,20 @@ struct ColumnHeaders {
     by_position: Vec<ColumnHeader>,
 }
 
-#[derive(Default)]
 struct ColumnHeader {
     /// From the name's opening quote to the value's first byte.
     text: Vec<u8>,
     name_len: usize,
     code: u64,
     flags: u64,
+    /// The type that code and flags give, made once (see [`column_type`]).
+    ty: ColumnType<'static>,
+}
+
+impl Default for ColumnHeader {
+    fn default() -> Self {
+        ColumnHeader { text: Vec::new(), name_len: 0, code: 0, flags: 0, ty: column_type(0, 0) }
+    }
 }
 
 impl ColumnHeaders {
@@ -642,12 +649,15 @@ impl ColumnHeaders {
             if let Some(h) = self.by_position.get(position) {
                 if cur.skip_if_next(&h.text) {
                     let name = cur.slice(start + 1..start + 1 + h.name_len);
-                    let flags = forced(name).unwrap_or(h.flags);
+                    let mut ty = match forced(name) {
+                        Some(flags) if flags != h.flags => column_type(h.code, flags),
+                        _ => h.ty.clone(),
+                    };
                     let value_at = cur.offset();
-                    let value = read_value(cur, h.code, flags)?;
+                    let value = read_value(cur, ty.base, ty.flags.unwrap_or_default())?;
                     if cur.peek() == Some(b'}') {
                         cur.seek(cur.offset() + 1);
-                        let ty = value_type(h.code, flags, &value);
+                        ty.binary |= matches!(value, Value::Bytes(_));
                         break 'read (Cow::Borrowed(name), ty, value, base + value_at);
                     }
                     cur.seek(start);
@@ -685,6 +695,7 @@ impl ColumnHeaders {
             h.text.clear();
             h.text.extend_from_slice(cur.slice(start..value_at).as_bytes());
             (h.name_len, h.code, h.flags) = (name_len, column.code, column.written);
+            h.ty = column_type(column.code, column.written);
         }
         Ok(column)
     }
@@ -768,7 +779,7 @@ fn read_column<'b>(
             "v" => {
                 value_at = cur.offset();
                 match code {
-                    Some(code) => value = Some(read_value(cur, code, flags)?),
+                    Some(code) => value = Some(read_value(cur, MySqlType::from_code(code), flags)?),
                     None => {
                         cur.skip_value()?;
                         stale = true;
@@ -782,7 +793,7 @@ fn read_column<'b>(
     let value = if stale {
         let end = cur.offset();
         cur.seek(value_at);
-        let v = read_value(cur, code, flags)?;
+        let v = read_value(cur, MySqlType::from_code(code), flags)?;
         cur.seek(end);
         v
     } else {
@@ -793,12 +804,11 @@ fn read_column<'b>(
     Ok(ReadColumn { name, ty, value, at: base + value_at, code, written, last_value_at })
 }
 
-/// One `v`, typed by its column's code and flags.
+/// One `v`, typed by its column's type and flags.
 #[inline(always)]
-fn read_value<'b>(cur: &mut JsonCursor<'b>, code: u64, flags: u64) -> FaultResult<Value<'b>> {
+fn read_value<'b>(cur: &mut JsonCursor<'b>, ty: MySqlType, flags: u64) -> FaultResult<Value<'b>> {
     use MySqlType::*;
     let at = cur.offset();
-    let ty = MySqlType::from_code(code);
     let binary = flags & flag::BINARY != 0;
     match cur.peek() {
         Some(b'n') => {
