@@ -615,15 +615,13 @@ struct ColumnHeader {
     /// From the name's opening quote to the value's first byte.
     text: Vec<u8>,
     name_len: usize,
-    code: u64,
-    flags: u64,
-    /// The type that code and flags give, made once (see [`column_type`]).
+    /// The type its type code and flags (as written) give (see [`column_type`]).
     ty: ColumnType<'static>,
 }
 
 impl Default for ColumnHeader {
     fn default() -> Self {
-        ColumnHeader { text: Vec::new(), name_len: 0, code: 0, flags: 0, ty: column_type(0, 0) }
+        ColumnHeader { text: Vec::new(), name_len: 0, ty: column_type(MySqlType::Unknown, 0) }
     }
 }
 
@@ -649,15 +647,15 @@ impl ColumnHeaders {
             if let Some(h) = self.by_position.get(position) {
                 if cur.skip_if_next(&h.text) {
                     let name = cur.slice(start + 1..start + 1 + h.name_len);
-                    let mut ty = match forced(name) {
-                        Some(flags) if flags != h.flags => column_type(h.code, flags),
+                    let ty = match forced(name) {
+                        Some(flags) if Some(flags) != h.ty.flags => column_type(h.ty.base, flags),
                         _ => h.ty.clone(),
                     };
                     let value_at = cur.offset();
                     let value = read_value(cur, ty.base, ty.flags.unwrap_or_default())?;
                     if cur.peek() == Some(b'}') {
                         cur.seek(cur.offset() + 1);
-                        ty.binary |= matches!(value, Value::Bytes(_));
+                        let ty = value_type(ty, &value);
                         break 'read (Cow::Borrowed(name), ty, value, base + value_at);
                     }
                     cur.seek(start);
@@ -694,8 +692,7 @@ impl ColumnHeaders {
             let h = &mut self.by_position[position];
             h.text.clear();
             h.text.extend_from_slice(cur.slice(start..value_at).as_bytes());
-            (h.name_len, h.code, h.flags) = (name_len, column.code, column.written);
-            h.ty = column_type(column.code, column.written);
+            (h.name_len, h.ty) = (name_len, column.written.clone());
         }
         Ok(column)
     }
@@ -707,9 +704,8 @@ struct ReadColumn<'b> {
     ty: ColumnType<'static>,
     value: Value<'b>,
     at: usize,
-    /// The type code and the flags as written.
-    code: u64,
-    written: u64,
+    /// The type its type code and flags as written give (`ty` has the forced flags).
+    written: ColumnType<'static>,
     /// Where the value starts, when it was the object's last member and read in place (so
     /// that the text before it says all there is to know).
     last_value_at: Option<usize>,
@@ -723,11 +719,10 @@ fn flags_in(row: &[Column<'_>], name: &str, position: usize) -> Option<u64> {
     }
 }
 
-/// The type of a column with these code and flags. A BLOB/TEXT code without the binary flag
-/// whose value is not UTF-8 (TiCDC before v4.0.5 wrote no flags) is a BLOB: [`value_type`]
-/// marks its type binary, as the value read as bytes says.
-fn column_type(code: u64, flags: u64) -> ColumnType<'static> {
-    let base = MySqlType::from_code(code);
+/// The type of a column with this type (its code's) and flags. A BLOB/TEXT code without the
+/// binary flag whose value is not UTF-8 (TiCDC before v4.0.5 wrote no flags) is a BLOB:
+/// [`value_type`] marks its type binary, as the value read as bytes says.
+fn column_type(base: MySqlType, flags: u64) -> ColumnType<'static> {
     ColumnType {
         base,
         unsigned: flags & flag::UNSIGNED != 0,
@@ -739,8 +734,7 @@ fn column_type(code: u64, flags: u64) -> ColumnType<'static> {
 
 /// The type of a column as its value was read: a BLOB/TEXT code without the binary flag whose
 /// value is not UTF-8 is a BLOB (see [`column_type`]).
-fn value_type(code: u64, flags: u64, value: &Value<'_>) -> ColumnType<'static> {
-    let mut ty = column_type(code, flags);
+fn value_type(mut ty: ColumnType<'static>, value: &Value<'_>) -> ColumnType<'static> {
     ty.binary |= matches!(value, Value::Bytes(_));
     ty
 }
@@ -755,7 +749,7 @@ fn read_column<'b>(
 ) -> FaultResult<ReadColumn<'b>> {
     let object_at = cur.offset();
     cur.begin_object()?;
-    let mut code = None;
+    let mut ty = None;
     let mut written = 0;
     let mut flags = forced.unwrap_or(0);
     let mut value = None;
@@ -768,7 +762,7 @@ fn read_column<'b>(
         value_last = field == "v";
         match field.as_ref() {
             "t" => {
-                code = Some(cur.u64()?);
+                ty = Some(MySqlType::from_code(cur.u64()?));
                 stale = value.is_some() || stale;
             }
             "f" => {
@@ -778,8 +772,8 @@ fn read_column<'b>(
             }
             "v" => {
                 value_at = cur.offset();
-                match code {
-                    Some(code) => value = Some(read_value(cur, MySqlType::from_code(code), flags)?),
+                match ty {
+                    Some(ty) => value = Some(read_value(cur, ty, flags)?),
                     None => {
                         cur.skip_value()?;
                         stale = true;
@@ -789,19 +783,25 @@ fn read_column<'b>(
             _ => cur.skip_value()?, // "h": informational, the flags say the same
         }
     }
-    let code = code.ok_or_else(|| Fault::new(object_at, format!("column {name} has no type \"t\"")))?;
+    let ty = ty.ok_or_else(|| Fault::new(object_at, format!("column {name} has no type \"t\"")))?;
     let value = if stale {
         let end = cur.offset();
         cur.seek(value_at);
-        let v = read_value(cur, MySqlType::from_code(code), flags)?;
+        let v = read_value(cur, ty, flags)?;
         cur.seek(end);
         v
     } else {
         value.unwrap_or(Value::Null)
     };
-    let ty = value_type(code, flags, &value);
     let last_value_at = (value_last && !stale).then_some(value_at);
-    Ok(ReadColumn { name, ty, value, at: base + value_at, code, written, last_value_at })
+    Ok(ReadColumn {
+        name,
+        ty: value_type(column_type(ty, flags), &value),
+        value,
+        at: base + value_at,
+        written: column_type(ty, written),
+        last_value_at,
+    })
 }
 
 /// One `v`, typed by its column's type and flags.
