@@ -30,7 +30,7 @@ use crate::columns::TableColumns;
 use crate::error::{DecodeError, Error, Fault, FaultResult, Result};
 use crate::event::{MessageEvents, SpareBuffers};
 use crate::input::claim_check::read_claim_check;
-use crate::input::{Bytes, Compression, Protocol};
+use crate::input::{prefetch, Bytes, Compression, Protocol};
 use crate::schema::{ServerZone, TableName};
 
 pub use crate::columns::MAX_COLUMN_BYTES;
@@ -274,6 +274,9 @@ impl BatchDecoder {
         for i in 0..batch.num_rows() {
             let key = keys.as_ref().and_then(|k| k.get(i));
             let value = values.get(i);
+            if let Some(next) = (i + 1 < batch.num_rows()).then(|| values.get(i + 1)).flatten() {
+                prefetch(next);
+            }
             self.stats.messages += 1;
             scratch.clear();
             let result = match value {
