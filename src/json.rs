@@ -737,18 +737,38 @@ fn quote_or_escape_mask_bytewise(block: &[u8; BLOCK]) -> u32 {
 }
 
 /// Copies the plain bytes at `b[*i..]` to `out` and steps over them, up to sixteen: those
-/// before the first `"` or `\`. All sixteen are copied (a fixed-size copy) and the length then
-/// cut. Returns whether all were plain. Within sixteen bytes of the end it goes a word at a time.
+/// before the first `"` or `\`, copied by [`copy_over`]. Returns whether all were plain. Within
+/// sixteen bytes of the end it goes a word at a time.
 #[inline(always)]
 fn copy_plain(b: &[u8], i: &mut usize, out: &mut Vec<u8>) -> bool {
     let Some(block) = block_at(b, *i) else { return copy_plain_word(b, i, out, quote_or_escape_bytes) };
     let stops = quote_or_escape_mask(block);
     let plain = if stops == 0 { BLOCK } else { stops.trailing_zeros() as usize };
-    let len = out.len();
-    out.extend_from_slice(block);
-    out.truncate(len + plain);
+    copy_over(out, block, plain);
     *i += plain;
     stops == 0
+}
+
+/// Appends the first `len` bytes of `run` to `out`: all of `run` copied (a fixed-size copy) and
+/// the length then cut, where `out` has the room, so that `out` (which may be a column's bytes,
+/// sized to its values) never grows for the bytes cut.
+#[inline(always)]
+fn copy_over<const N: usize>(out: &mut Vec<u8>, run: &[u8; N], len: usize) {
+    if out.capacity() - out.len() >= N {
+        let start = out.len();
+        out.extend_from_slice(run);
+        out.truncate(start + len);
+    } else {
+        copy_exact(out, &run[..len]);
+    }
+}
+
+/// [`copy_over`] at the end of `out`'s room: kept apart, as merged with the fixed-size copy it
+/// made that one a `memcpy` call of variable length.
+#[cold]
+#[inline(never)]
+fn copy_exact(out: &mut Vec<u8>, run: &[u8]) {
+    out.extend_from_slice(run);
 }
 
 /// The bytes that stop [`JsonCursor::latin1_decode`]'s common path: the closing quote, a
@@ -840,9 +860,7 @@ fn copy_plain_word(b: &[u8], i: &mut usize, out: &mut Vec<u8>, stops: impl Fn(u6
     let Some(word) = b.get(*i..*i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) else { return false };
     let stop = stops(u64::from_le_bytes(word));
     let plain = if stop == 0 { 8 } else { (stop.trailing_zeros() / 8) as usize };
-    let len = out.len();
-    out.extend_from_slice(&word);
-    out.truncate(len + plain);
+    copy_over(out, &word, plain);
     *i += plain;
     stop == 0
 }

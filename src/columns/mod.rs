@@ -213,6 +213,70 @@ impl TableColumns {
         append_values(&f.spec, sink, value, self.zone, &mut self.stats, &mut self.scratch)
     }
 
+    /// Puts a string that `read` decodes for `field`: a string the wire holds as it is `read`
+    /// returns, one with escapes it decodes onto the end of the string it is given and returns
+    /// None. For a plain text column that string is the column's own, so a decoded value is not
+    /// copied again; for any other the value is decoded into `scratch` and put as [`Self::put`]
+    /// puts it.
+    #[inline(always)]
+    pub(crate) fn put_text_with<'v>(
+        &mut self,
+        field: Option<usize>,
+        at: usize,
+        scratch: &mut String,
+        read: impl FnOnce(&mut String) -> FaultResult<Option<&'v str>>,
+    ) -> FaultResult<()> {
+        if let Some(f) = field.map(|field| &mut self.fields[field]) {
+            let sink = if self.old_image { &mut f.before } else { &mut f.row };
+            if let (ColumnSink::Text(sink), None) = (sink, &f.spec.members) {
+                fill(&mut f.filled, self.images, &f.spec.field, at)?;
+                return sink.append_text_with(
+                    #[inline(always)]
+                    |text| {
+                        if let Some(read) = read(text)? {
+                            text.push_str(read);
+                        }
+                        Ok(())
+                    },
+                    || no_room(f.spec.field.name()),
+                );
+            }
+        }
+        scratch.clear();
+        let read = read(scratch)?;
+        self.put(field, read.unwrap_or(scratch), at)
+    }
+
+    /// [`Self::put_text_with`] for bytes, straight into a binary column.
+    #[inline(always)]
+    pub(crate) fn put_bytes_with<'v>(
+        &mut self,
+        field: Option<usize>,
+        at: usize,
+        scratch: &mut Vec<u8>,
+        read: impl FnOnce(&mut Vec<u8>) -> FaultResult<Option<&'v [u8]>>,
+    ) -> FaultResult<()> {
+        if let Some(f) = field.map(|field| &mut self.fields[field]) {
+            let sink = if self.old_image { &mut f.before } else { &mut f.row };
+            if let ColumnSink::Binary(sink) = sink {
+                fill(&mut f.filled, self.images, &f.spec.field, at)?;
+                return sink.append_bytes_with(
+                    #[inline(always)]
+                    |bytes| {
+                        if let Some(read) = read(bytes)? {
+                            bytes.extend_from_slice(read);
+                        }
+                        Ok(())
+                    },
+                    || no_room(f.spec.field.name()),
+                );
+            }
+        }
+        scratch.clear();
+        let read = read(scratch)?;
+        self.put(field, read.unwrap_or(scratch), at)
+    }
+
     /// [`Self::put`] out of line, one copy per wire form: for a codec's loop over a row's values,
     /// which with the conversion inlined in it grew too large to be inlined itself.
     #[inline(never)]

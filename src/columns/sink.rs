@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::types::ByteArrayType;
+use arrow_array::types::{BinaryType, ByteArrayType, Utf8Type};
 use arrow_array::{
     ArrayRef, ArrowPrimitiveType, BooleanArray, Float32Array, GenericByteArray, ListArray, PrimitiveArray,
 };
@@ -129,6 +129,24 @@ impl<T: Copy> Runs<T> {
         true
     }
 
+    /// Ends the value written onto the end of the items from `start`: appended when `written`
+    /// succeeded and the offsets can hold it, else cut off, with `written`'s fault or `full`'s.
+    #[inline(always)]
+    fn end_written(&mut self, start: usize, written: FaultResult<()>, full: impl FnOnce() -> Fault) -> FaultResult<()> {
+        let end = written.and_then(|()| i32::try_from(self.items.len()).map_err(|_| full()));
+        match end {
+            Ok(end) => {
+                self.offsets.push(end);
+                self.nulls.append_non_null();
+                Ok(())
+            }
+            Err(fault) => {
+                self.items.truncate(start);
+                Err(fault)
+            }
+        }
+    }
+
     #[inline]
     fn append_null(&mut self) {
         let end = *self.offsets.last().unwrap_or(&0);
@@ -188,6 +206,61 @@ impl<T: ByteArrayType<Offset = i32>> RunKind for T {
         // whole `T::Native`, so for Utf8 the bytes between two offsets are a `str`.
         let offsets = unsafe { OffsetBuffer::new_unchecked(offsets) };
         Arc::new(unsafe { GenericByteArray::<T>::new_unchecked(offsets, Buffer::from_vec(items), nulls) })
+    }
+}
+
+impl RunSink<Utf8Type> {
+    /// Appends the text `write` puts onto the end of the string it is given (the column's own
+    /// bytes: a value decoded there is not copied again), or nothing when it fails; `full` is
+    /// the fault when the column cannot hold it.
+    #[inline(always)]
+    pub(crate) fn append_text_with(
+        &mut self,
+        write: impl FnOnce(&mut String) -> FaultResult<()>,
+        full: impl FnOnce() -> Fault,
+    ) -> FaultResult<()> {
+        let (start, written) = {
+            let mut items = TextItems::lend(&mut self.runs.items);
+            (items.text.len(), write(&mut items.text))
+        };
+        self.runs.end_written(start, written, full)
+    }
+}
+
+impl RunSink<BinaryType> {
+    /// [`RunSink::append_text_with`] for bytes.
+    #[inline(always)]
+    pub(crate) fn append_bytes_with(
+        &mut self,
+        write: impl FnOnce(&mut Vec<u8>) -> FaultResult<()>,
+        full: impl FnOnce() -> Fault,
+    ) -> FaultResult<()> {
+        let start = self.runs.items.len();
+        let written = write(&mut self.runs.items);
+        self.runs.end_written(start, written, full)
+    }
+}
+
+/// A text sink's bytes lent as the `String` they are, and given back when it is dropped (on a
+/// panic too, so the sink never loses them).
+struct TextItems<'r> {
+    items: &'r mut Vec<u8>,
+    text: String,
+}
+
+impl<'r> TextItems<'r> {
+    fn lend(items: &'r mut Vec<u8>) -> Self {
+        // SAFETY: the items of a Utf8 sink are whole `str`s laid end to end (`append_value`
+        // takes a `str`, `append_text_with` a `String`'s growth, `truncate` cuts at a value's
+        // end), so they are UTF-8.
+        let text = unsafe { String::from_utf8_unchecked(std::mem::take(items)) };
+        TextItems { items, text }
+    }
+}
+
+impl Drop for TextItems<'_> {
+    fn drop(&mut self) {
+        *self.items = std::mem::take(&mut self.text).into_bytes();
     }
 }
 
@@ -257,8 +330,11 @@ impl<K: RunKind> RunSink<K> {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+    use std::io::Write as _;
+
     use super::*;
-    use arrow_array::types::{BinaryType, Decimal128Type, Int32Type, Utf8Type};
+    use arrow_array::types::{Decimal128Type, Int32Type};
     use arrow_array::{Array, BinaryArray, Decimal128Array, Int32Array, StringArray};
 
     #[test]
@@ -307,6 +383,43 @@ mod tests {
             array.to_data().validate_full().unwrap();
         }
         vectors.to_data().validate_full().unwrap();
+    }
+
+    #[test]
+    fn values_written_in_place_are_kept_whole_or_not_at_all() {
+        let full = || Fault::new(9, "full");
+        let mut text = RunSink::<Utf8Type>::with_capacity(0, 0);
+        text.append_value("a").unwrap();
+        text.append_text_with(|s| s.write_str("Zoë").map_err(|_| full()), full).unwrap();
+        let failed = text.append_text_with(
+            |s| {
+                s.push_str("lost");
+                Err(Fault::new(3, "bad escape"))
+            },
+            full,
+        );
+        assert_eq!(failed.unwrap_err().offset, 3);
+        text.append_null();
+        text.append_text_with(|_| Ok(()), full).unwrap();
+        let mut bytes = RunSink::<BinaryType>::with_capacity(0, 0);
+        bytes.append_bytes_with(|b| b.write_all(&[0xff, 0]).map_err(|_| full()), full).unwrap();
+        let failed = bytes.append_bytes_with(
+            |b| {
+                b.push(1);
+                Err(Fault::new(5, "no"))
+            },
+            full,
+        );
+        assert_eq!(failed.unwrap_err().offset, 5);
+        bytes.append_value(b"z").unwrap();
+
+        let text = text.finish();
+        text.to_data().validate_full().unwrap();
+        let want = StringArray::from(vec![Some("a"), Some("Zoë"), None, Some("")]);
+        assert_eq!(text.as_any().downcast_ref::<StringArray>().unwrap(), &want);
+        let bytes = bytes.finish();
+        let want = BinaryArray::from(vec![&[0xff, 0][..], b"z"]);
+        assert_eq!(bytes.as_any().downcast_ref::<BinaryArray>().unwrap(), &want);
     }
 
     #[test]

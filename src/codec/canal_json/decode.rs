@@ -1165,25 +1165,32 @@ fn put_value(
     decoded: &mut Decoded,
 ) -> FaultResult<()> {
     let at = cur.offset();
-    let bytes = &mut decoded.bytes;
     match cur.peek() {
         Some(b'n') => {
             cur.null()?;
             rows.put(field, Null, at)
         }
-        Some(b'"') if matches!(form, ValueForm::Latin1 | ValueForm::RawText) => {
-            bytes.clear();
-            let read = match form {
-                ValueForm::Latin1 => cur.latin1_or_into(bytes)?,
-                _ => cur.string_bytes_or_into(bytes)?,
-            };
-            rows.put(field, read.unwrap_or(bytes), at)
-        }
-        Some(b'"') => {
-            decoded.text.clear();
-            let read = cur.string_or_into(&mut decoded.text)?;
-            rows.put(field, read.unwrap_or(&decoded.text), at)
-        }
+        Some(b'"') if form == ValueForm::Latin1 => rows.put_bytes_with(
+            field,
+            at,
+            &mut decoded.bytes,
+            #[inline(always)]
+            |bytes| cur.latin1_or_into(bytes),
+        ),
+        Some(b'"') if form == ValueForm::RawText => rows.put_bytes_with(
+            field,
+            at,
+            &mut decoded.bytes,
+            #[inline(always)]
+            |bytes| cur.string_bytes_or_into(bytes),
+        ),
+        Some(b'"') => rows.put_text_with(
+            field,
+            at,
+            &mut decoded.text,
+            #[inline(always)]
+            |text| cur.string_or_into(text),
+        ),
         Some(b'-' | b'0'..=b'9') => rows.put(field, cur.number_text()?, at),
         _ => Err(cur.fault("column value must be a string or null")),
     }
