@@ -945,3 +945,45 @@ fn typed_views_point_into_the_input() {
     s.to_data().validate_full().unwrap();
     b.to_data().validate_full().unwrap();
 }
+
+/// Text values go into a typed text column checked as UTF-8 together, a message at a time: each
+/// value is whole text (a character is never split between two values), and a message with a
+/// byte that is not UTF-8 fails at that byte, as the event model reads it, with nothing kept.
+#[test]
+fn typed_text_columns_are_checked_as_utf8_with_the_offset_of_a_bad_byte() {
+    let text_column = |name: &'static str, v: &'static str| {
+        let mut ty = ColumnType::new(MySqlType::VarChar);
+        ty.flags = Some(0);
+        Column { name: Cow::Borrowed(name), ty, value: Value::Text(Cow::Borrowed(v)), at: 0 }
+    };
+    let mut events = MessageEvents::default();
+    let rows = [("Zoë", "日本"), ("", "x"), ("ab", "é")];
+    for (i, (a, b)) in rows.into_iter().enumerate() {
+        row_event(&mut events, EventKind::Insert, 10 + i as u64, vec![text_column("a", a), text_column("b", b)]);
+    }
+    let records = encode_all(&EncodeOptions::default(), &events);
+    assert_eq!(records.len(), 1);
+    let good = records[0].value.clone();
+    let columns = Fields::from(vec![Field::new("a", DataType::Utf8, true), Field::new("b", DataType::Utf8, true)]);
+    let layout = || LayoutOptions::Typed {
+        table: TableName::parse("test.t").unwrap(),
+        schema: Arc::new(Schema::new(columns.clone())),
+    };
+    let out = batch_decoder(layout(), OnError::Raise).decode(&batch(std::slice::from_ref(&good))).unwrap();
+    let text = |name: &str| {
+        out.column_by_name(name).unwrap().as_string::<i32>().iter().map(Option::unwrap).collect::<Vec<_>>()
+    };
+    assert_eq!((text("a"), text("b")), (vec!["Zoë", "", "ab"], vec!["日本", "x", "é"]));
+
+    // "é" of the last row, its second byte made ASCII: 0xC3 is then not followed by a continuation.
+    let at = good.windows(2).rposition(|w| w == "é".as_bytes()).unwrap();
+    let mut bad = good.clone();
+    bad[at + 1] = b'x';
+    let want = decode(&bad).unwrap_err().offset;
+    assert_eq!(want, at);
+    let err = batch_decoder(layout(), OnError::Raise).decode(&batch(&[good.clone(), bad.clone()])).unwrap_err();
+    let err = err.as_decode().expect("a message fault");
+    assert_eq!((err.message_index, err.offset), (1, at));
+    let out = batch_decoder(layout(), OnError::Skip).decode(&batch(&[bad, good])).unwrap();
+    assert_eq!(out.num_rows(), 3);
+}

@@ -251,8 +251,8 @@ pub(super) fn append_values<'v, V: WireValue<'v>>(
         B::Decimal(b) => {
             each!(b, |value, at| {
                 let Target::Decimal { precision, scale } = spec.target else { return Err(bad(value, at)) };
-                let v = match value.text() {
-                    Some(t) => mysql::parse_decimal_i128(t.as_bytes(), scale as u32),
+                let v = match value.text_bytes() {
+                    Some(t) => mysql::parse_decimal_i128(t, scale as u32),
                     None => value.number().and_then(|v| v.checked_mul(POW10[scale as usize] as i128)),
                 }
                 .filter(|v| v.unsigned_abs() < POW10[precision as usize])
@@ -312,10 +312,10 @@ pub(super) fn append_values<'v, V: WireValue<'v>>(
     Ok(())
 }
 
-/// The bytes of a value given as text.
+/// The bytes of a value given as text, for a parser of ASCII.
 #[inline(always)]
 fn text<'v>(value: impl WireValue<'v>) -> Option<&'v [u8]> {
-    value.text().map(str::as_bytes)
+    value.text_bytes()
 }
 
 /// [`super::ensure_room`] for `spec`'s column, whose name is read only when there is no room.

@@ -31,7 +31,7 @@ use crate::event::same_name;
 use crate::schema::table::TableDefinition;
 use crate::schema::{ServerZone, TableName};
 
-pub(crate) use self::wire::{Null, WireValue};
+pub(crate) use self::wire::{Null, UncheckedText, WireValue};
 
 /// The most bytes a utf8/binary output column of one batch can hold (its offsets are i32). A
 /// message that would push a column past it fails, so a batch of small compressed messages that
@@ -453,6 +453,41 @@ impl ColumnAppender<'_> {
     /// Converts and appends the values, each with its offset in the message.
     pub(crate) fn append<'v, V: WireValue<'v>>(self, values: impl Iterator<Item = (V, usize)>) -> FaultResult<()> {
         append_values(self.spec, self.sink, values, self.zone, self.stats, self.scratch)
+    }
+
+    /// Appends text values (None: NULL) whose bytes are not yet checked as UTF-8; `check` reads
+    /// one as text or gives its fault. A plain text column takes them all with one check of
+    /// their bytes together, short values costing no call each; a column that parses them
+    /// (numbers, dates and times) or takes bytes needs no check, as a parser reads ASCII alone.
+    /// Only text and ENUM/SET columns, and a run that fails the check together, check them one
+    /// by one, up to the first at fault.
+    pub(crate) fn append_text<'v, I>(
+        self,
+        values: I,
+        check: impl Fn(&'v [u8], usize) -> FaultResult<&'v str>,
+    ) -> FaultResult<()>
+    where
+        I: Iterator<Item = (Option<&'v [u8]>, usize)> + Clone,
+    {
+        match (&mut *self.sink, &self.spec.members) {
+            (ColumnSink::Text(sink), None) => {
+                if sink.append_checked_together(values.clone().map(|(bytes, _)| bytes)) {
+                    return Ok(());
+                }
+            }
+            (ColumnSink::Text(_) | ColumnSink::TextView(_), _) => {}
+            _ => return self.append(values.map(|(bytes, at)| (bytes.map(UncheckedText), at))),
+        }
+        let mut fault = None;
+        let checked = values.map_while(|(bytes, at)| match bytes.map(|bytes| check(bytes, at)).transpose() {
+            Ok(text) => Some((text, at)),
+            Err(f) => {
+                fault = Some(f);
+                None
+            }
+        });
+        self.append(checked)?;
+        fault.map_or(Ok(()), Err)
     }
 }
 

@@ -203,7 +203,8 @@ impl<T: ByteArrayType<Offset = i32>> RunKind for T {
 
     fn finish(offsets: ScalarBuffer<i32>, items: Vec<u8>, nulls: Option<NullBuffer>) -> ArrayRef {
         // SAFETY: the offsets are valid for the items (see `Runs::take`), and every value is a
-        // whole `T::Native`, so for Utf8 the bytes between two offsets are a `str`.
+        // whole `T::Native` or was checked to be one (`append_checked_together`), so for Utf8
+        // the bytes between two offsets are a `str`.
         let offsets = unsafe { OffsetBuffer::new_unchecked(offsets) };
         Arc::new(unsafe { GenericByteArray::<T>::new_unchecked(offsets, Buffer::from_vec(items), nulls) })
     }
@@ -224,6 +225,37 @@ impl RunSink<Utf8Type> {
             (items.text.len(), write(&mut items.text))
         };
         self.runs.end_written(start, written, full)
+    }
+}
+
+impl RunSink<Utf8Type> {
+    /// Appends `values` (None: NULL), bytes not yet checked as UTF-8, if together they are
+    /// text: their bytes are checked once, as one run, and each value must start at a character
+    /// boundary, which makes each value whole text too. Appends none and returns false when
+    /// they are not, or when the column cannot hold them; the caller then puts them one by one
+    /// to find the value at fault.
+    pub(crate) fn append_checked_together<'v>(&mut self, values: impl Iterator<Item = Option<&'v [u8]>>) -> bool {
+        let (rows, start, first_end) = (self.runs.len(), self.runs.items.len(), self.runs.offsets.len());
+        let mut fits = true;
+        for value in values {
+            match value {
+                Some(bytes) if !self.runs.append_value(bytes) => {
+                    fits = false;
+                    break;
+                }
+                Some(_) => {}
+                None => self.runs.append_null(),
+            }
+        }
+        let items = &self.runs.items;
+        let at_boundary = |&end: &i32| items.get(end as usize).is_none_or(|&b| (b as i8) >= -0x40);
+        let whole = fits
+            && crate::utf8::check(&items[start..]).is_ok()
+            && self.runs.offsets[first_end..].iter().all(at_boundary);
+        if !whole {
+            self.runs.truncate(rows);
+        }
+        whole
     }
 }
 
@@ -251,8 +283,8 @@ struct TextItems<'r> {
 impl<'r> TextItems<'r> {
     fn lend(items: &'r mut Vec<u8>) -> Self {
         // SAFETY: the items of a Utf8 sink are whole `str`s laid end to end (`append_value`
-        // takes a `str`, `append_text_with` a `String`'s growth, `truncate` cuts at a value's
-        // end), so they are UTF-8.
+        // takes a `str`, `append_text_with` a `String`'s growth, `append_checked_together`
+        // keeps only bytes it checked, `truncate` cuts at a value's end), so they are UTF-8.
         let text = unsafe { String::from_utf8_unchecked(std::mem::take(items)) };
         TextItems { items, text }
     }
@@ -420,6 +452,25 @@ mod tests {
         let bytes = bytes.finish();
         let want = BinaryArray::from(vec![&[0xff, 0][..], b"z"]);
         assert_eq!(bytes.as_any().downcast_ref::<BinaryArray>().unwrap(), &want);
+    }
+
+    /// Values checked together are kept only when each is whole text: bytes that are UTF-8 only
+    /// once joined (a character split across two values) are refused, and nothing of them kept.
+    #[test]
+    fn values_checked_together_are_kept_only_when_each_is_text() {
+        let mut text = RunSink::<Utf8Type>::with_capacity(0, 0);
+        text.append_value("a").unwrap();
+        let values = [Some("Zoë".as_bytes()), None, Some(b"".as_slice()), Some("日本".as_bytes())];
+        assert!(text.append_checked_together(values.into_iter()));
+        let split = "é".as_bytes();
+        assert!(!text.append_checked_together([Some(&split[..1]), Some(&split[1..])].into_iter()));
+        assert!(!text.append_checked_together([Some(b"ok".as_slice()), Some(b"\xff".as_slice())].into_iter()));
+        assert!(!text.append_checked_together([Some(b"ok".as_slice()), Some(&split[1..])].into_iter()));
+        assert!(text.append_checked_together([Some(split)].into_iter()));
+        let text = text.finish();
+        text.to_data().validate_full().unwrap();
+        let want = StringArray::from(vec![Some("a"), Some("Zoë"), None, Some(""), Some("日本"), Some("é")]);
+        assert_eq!(text.as_any().downcast_ref::<StringArray>().unwrap(), &want);
     }
 
     #[test]

@@ -28,6 +28,12 @@ pub(crate) trait WireValue<'v>: Copy {
         self.text().map(str::as_bytes)
     }
 
+    /// The bytes of a value the wire gave as text, for a parser that takes ASCII alone (numbers,
+    /// dates and times), which need not be checked as UTF-8 first.
+    fn text_bytes(self) -> Option<&'v [u8]> {
+        self.text().map(str::as_bytes)
+    }
+
     /// An integer the wire gave as a number (not as text).
     fn number(self) -> Option<i128> {
         None
@@ -52,8 +58,8 @@ pub(crate) trait WireValue<'v>: Copy {
     /// An integer from any wire form, wide enough for the whole u64 and i64 ranges.
     #[inline(always)]
     fn integer(self) -> Option<i128> {
-        match self.text() {
-            Some(t) => mysql::parse_integer(t.as_bytes()),
+        match self.text_bytes() {
+            Some(t) => mysql::parse_integer(t),
             None => self.number(),
         }
     }
@@ -163,6 +169,42 @@ impl<'v, 'x: 'v> WireValue<'v> for &'x [u8] {
     }
 }
 
+/// Text whose bytes are not yet checked as UTF-8: checked when it is read as text, not when it
+/// is parsed (see [`WireValue::text_bytes`]) or taken as bytes.
+#[derive(Clone, Copy)]
+pub(crate) struct UncheckedText<'x>(pub(crate) &'x [u8]);
+
+impl<'v, 'x: 'v> WireValue<'v> for UncheckedText<'x> {
+    #[inline(always)]
+    fn text(self) -> Option<&'v str> {
+        crate::utf8::check(self.0).ok()
+    }
+
+    #[inline(always)]
+    fn bytes(self) -> Option<&'v [u8]> {
+        Some(self.0)
+    }
+
+    #[inline(always)]
+    fn text_bytes(self) -> Option<&'v [u8]> {
+        Some(self.0)
+    }
+
+    fn describe(self) -> String {
+        match self.text() {
+            Some(text) => text.describe(),
+            None => format!("a {}-byte value that is not UTF-8", self.0.len()),
+        }
+    }
+
+    fn to_value(self) -> Value<'v> {
+        match self.text() {
+            Some(text) => text.to_value(),
+            None => self.0.to_value(),
+        }
+    }
+}
+
 /// Integers and floats as the wire gave them; an integer also answers as a number.
 macro_rules! numbers {
     ($($t:ty => $variant:ident $(, number: |$v:ident| $number:expr)?;)*) => {$(
@@ -239,6 +281,11 @@ impl<'v, T: WireValue<'v>> WireValue<'v> for Option<T> {
     }
 
     #[inline(always)]
+    fn text_bytes(self) -> Option<&'v [u8]> {
+        self?.text_bytes()
+    }
+
+    #[inline(always)]
     fn number(self) -> Option<i128> {
         self?.number()
     }
@@ -306,6 +353,14 @@ mod tests {
         assert_eq!(answers(Some(Null)), answers(Null));
         assert_eq!(answers(Some("2.5")), answers("2.5"));
         assert_eq!(answers(Some(-7i64)), answers(-7i64));
+        assert_eq!(answers(UncheckedText(b"2.5")), answers("2.5"));
+        assert_eq!(answers(UncheckedText(long.as_bytes())), answers(long.as_str()));
+        let invalid = UncheckedText(b"12\xff");
+        assert_eq!(
+            (invalid.text(), invalid.bytes(), invalid.text_bytes()),
+            (None, Some(&b"12\xff"[..]), invalid.bytes())
+        );
+        assert_eq!(invalid.to_value(), Value::Bytes(Cow::Borrowed(b"12\xff")));
         for (value, typed) in &cases {
             assert_eq!(&answers(value), typed, "{value:?}");
         }

@@ -366,13 +366,14 @@ impl RowBlock for MessageRows<'_, '_> {
             ValueForm::Float => append_read(to, column, |bytes, at| number(bytes, at, Cursor::f64).map(CraftFloat)),
             ValueForm::Double => append_read(to, column, |bytes, at| number(bytes, at, Cursor::f64)),
             ValueForm::Bytes => to.append(column),
-            ValueForm::Text => append_read(to, column, utf8),
+            ValueForm::Text => to.append_text(column, utf8),
             ValueForm::Null => to.append(column.map(|(_, at)| (Null, at))),
         }
     }
 }
 
 /// Column `j` of rows of value spans: each value's bytes (None: NULL) and offset.
+#[derive(Clone)]
 struct ColumnValues<'s, 'a> {
     message: &'a [u8],
     rows: std::slice::ChunksExact<'s, ValueSpan>,

@@ -506,8 +506,9 @@ fn read_value<'a>(
         4 | 5 => {
             let bytes = cur.bytes()?;
             // Binary columns, and any column while the schema is unknown (checked later).
-            if column.is_none() || kind == Kind::Binary {
-                return to!(bytes);
+            let Some(c) = column.filter(|_| kind != Kind::Binary) else { return to!(bytes) };
+            if kind == Kind::Text {
+                return to.text(c, bytes, || bad("text value is not UTF-8"));
             }
             let text = crate::utf8::check(bytes).map_err(|_| bad("text value is not UTF-8"))?;
             // new TiCDC writes BIT as decimal text; other producers may send numbers as text.

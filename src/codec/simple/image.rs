@@ -5,7 +5,7 @@
 //! written twice.
 
 use super::cache::{ImageOrder, TableColumn};
-use crate::columns::{TableColumns, WireValue};
+use crate::columns::{TableColumns, UncheckedText, WireValue};
 use crate::error::{Fault, FaultResult};
 use crate::event::{MessageEvents, SpareBuffers, Text, Value};
 
@@ -22,6 +22,14 @@ pub struct ImageValue<'c, 'a> {
 pub trait ImageValuesTo<'a> {
     /// A value borrowed from the message or read as a number.
     fn value(&mut self, of: &ImageValue<'_, 'a>, value: impl WireValue<'a>) -> FaultResult<()>;
+
+    /// Text not yet checked as UTF-8; `not_utf8` is the fault when it is not. Checked here;
+    /// a typed column checks it only if it keeps it as text (a parser reads ASCII alone).
+    #[inline(always)]
+    fn text(&mut self, of: &ImageValue<'_, 'a>, bytes: &'a [u8], not_utf8: impl FnOnce() -> Fault) -> FaultResult<()> {
+        let text = crate::utf8::check(bytes).map_err(|_| not_utf8())?;
+        self.value(of, text)
+    }
 
     /// A value decoded into a buffer of its own (JSON's unescaped text, base64 bytes), which the
     /// spare buffers take back once it is put.
@@ -50,6 +58,11 @@ impl<'a> ImageValuesTo<'a> for PutValues<'_> {
     fn value(&mut self, of: &ImageValue<'_, 'a>, value: impl WireValue<'a>) -> FaultResult<()> {
         let field = self.field(of)?;
         self.rows.put_out_of_line(field, value, of.at)
+    }
+
+    #[inline(always)]
+    fn text(&mut self, of: &ImageValue<'_, 'a>, bytes: &'a [u8], _: impl FnOnce() -> Fault) -> FaultResult<()> {
+        self.value(of, UncheckedText(bytes))
     }
 
     fn owned(&mut self, of: &ImageValue<'_, 'a>, value: Value<'a>, spare: &mut SpareBuffers) -> FaultResult<()> {
