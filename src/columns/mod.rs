@@ -478,16 +478,48 @@ impl ColumnAppender<'_> {
             (ColumnSink::Text(_) | ColumnSink::TextView(_), _) => {}
             _ => return self.append(values.map(|(bytes, at)| (bytes.map(UncheckedText), at))),
         }
+        self.append_read(values, check)
+    }
+
+    /// Appends the values `read` makes of `values`' bytes (None: NULL): up to the first that
+    /// fails to read, whose fault it returns (the message is then cut back, so what went in
+    /// before does not matter).
+    pub(crate) fn append_read<'v, T: WireValue<'v>>(
+        self,
+        values: impl Iterator<Item = (Option<&'v [u8]>, usize)>,
+        read: impl Fn(&'v [u8], usize) -> FaultResult<T>,
+    ) -> FaultResult<()> {
         let mut fault = None;
-        let checked = values.map_while(|(bytes, at)| match bytes.map(|bytes| check(bytes, at)).transpose() {
-            Ok(text) => Some((text, at)),
+        self.append(ReadValues { values, read, fault: &mut fault })?;
+        fault.map_or(Ok(()), Err)
+    }
+}
+
+/// The values of a column read by `read`, ending at the first that fails, whose fault is left
+/// in `fault`.
+struct ReadValues<'f, I, R> {
+    values: I,
+    read: R,
+    fault: &'f mut Option<Fault>,
+}
+
+impl<'v, T, I, R> Iterator for ReadValues<'_, I, R>
+where
+    I: Iterator<Item = (Option<&'v [u8]>, usize)>,
+    R: Fn(&'v [u8], usize) -> FaultResult<T>,
+{
+    type Item = (Option<T>, usize);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        let (bytes, at) = self.values.next()?;
+        match bytes.map(|bytes| (self.read)(bytes, at)).transpose() {
+            Ok(value) => Some((value, at)),
             Err(f) => {
-                fault = Some(f);
+                *self.fault = Some(f);
                 None
             }
-        });
-        self.append(checked)?;
-        fault.map_or(Ok(()), Err)
+        }
     }
 }
 

@@ -226,9 +226,7 @@ impl RunSink<Utf8Type> {
         };
         self.runs.end_written(start, written, full)
     }
-}
 
-impl RunSink<Utf8Type> {
     /// Appends `values` (None: NULL), bytes not yet checked as UTF-8, if together they are
     /// text: their bytes are checked once, as one run, and each value must start at a character
     /// boundary, which makes each value whole text too. Appends none and returns false when

@@ -361,10 +361,10 @@ impl RowBlock for MessageRows<'_, '_> {
         let rows = spans.chunks_exact(self.described.len().max(1));
         let column = ColumnValues { message: self.message, rows, j };
         match self.described[j].form {
-            ValueForm::Unsigned => append_read(to, column, |bytes, at| number(bytes, at, Cursor::uvarint)),
-            ValueForm::Signed => append_read(to, column, |bytes, at| number(bytes, at, Cursor::varint)),
-            ValueForm::Float => append_read(to, column, |bytes, at| number(bytes, at, Cursor::f64).map(CraftFloat)),
-            ValueForm::Double => append_read(to, column, |bytes, at| number(bytes, at, Cursor::f64)),
+            ValueForm::Unsigned => to.append_read(column, |bytes, at| number(bytes, at, Cursor::uvarint)),
+            ValueForm::Signed => to.append_read(column, |bytes, at| number(bytes, at, Cursor::varint)),
+            ValueForm::Float => to.append_read(column, |bytes, at| number(bytes, at, Cursor::f64).map(CraftFloat)),
+            ValueForm::Double => to.append_read(column, |bytes, at| number(bytes, at, Cursor::f64)),
             ValueForm::Bytes => to.append(column),
             ValueForm::Text => to.append_text(column, utf8),
             ValueForm::Null => to.append(column.map(|(_, at)| (Null, at))),
@@ -388,42 +388,6 @@ impl<'a> Iterator for ColumnValues<'_, 'a> {
         let span = self.rows.next()?[self.j];
         let bytes = (span.len != -1).then(|| &self.message[span.at..span.at + span.len as usize]);
         Some((bytes, span.at))
-    }
-}
-
-/// Appends the values read from `values` by `read` to `to`: up to the first that fails to read,
-/// whose fault it returns (the message is then cut back, so what went in before does not matter).
-fn append_read<'a, T: WireValue<'a>>(
-    to: ColumnAppender<'_>,
-    values: ColumnValues<'_, 'a>,
-    read: impl Fn(&'a [u8], usize) -> FaultResult<T>,
-) -> FaultResult<()> {
-    let mut fault = None;
-    to.append(ReadValues { values, read, fault: &mut fault })?;
-    fault.map_or(Ok(()), Err)
-}
-
-/// The values of a column read by `read`, ending at the first that fails, whose fault is left
-/// in `fault`.
-struct ReadValues<'f, 's, 'a, R> {
-    values: ColumnValues<'s, 'a>,
-    read: R,
-    fault: &'f mut Option<Fault>,
-}
-
-impl<'a, T, R: Fn(&'a [u8], usize) -> FaultResult<T>> Iterator for ReadValues<'_, '_, 'a, R> {
-    type Item = (Option<T>, usize);
-
-    #[inline(always)]
-    fn next(&mut self) -> Option<Self::Item> {
-        let (bytes, at) = self.values.next()?;
-        match bytes.map(|bytes| (self.read)(bytes, at)).transpose() {
-            Ok(value) => Some((value, at)),
-            Err(f) => {
-                *self.fault = Some(f);
-                None
-            }
-        }
     }
 }
 
