@@ -221,4 +221,47 @@ mod tests {
         assert_eq!(reversed_uvarint(&[0x00, 0x01, 0x81]).unwrap(), (129, 2));
         assert!(reversed_uvarint(&[0x80]).is_err());
     }
+
+    /// Go's `binary.Uvarint`, a byte at a time.
+    fn reference_uvarint(data: &[u8]) -> Option<(u64, usize)> {
+        let mut value = 0u64;
+        for (i, &b) in data.iter().take(MAX_VARINT_LEN).enumerate() {
+            if b < 0x80 {
+                if i == MAX_VARINT_LEN - 1 && b > 1 {
+                    return None;
+                }
+                return Some((value | (b as u64) << (7 * i), i + 1));
+            }
+            value |= ((b & 0x7f) as u64) << (7 * i);
+        }
+        None
+    }
+
+    #[test]
+    fn varints_of_every_length_read_as_go_reads_them() {
+        let mut values: Vec<u64> =
+            (0..64).flat_map(|bit| [1u64 << bit, (1u64 << bit) - 1, (1u64 << bit) + 1]).collect();
+        values.extend([u64::MAX, 0, 0x5555_5555_5555_5555, 0xaaaa_aaaa_aaaa_aaaa]);
+        for v in values {
+            let mut encoded = Vec::new();
+            crate::varint::put_uvarint(&mut encoded, v);
+            // Followed by bytes of either kind, and cut short at every length.
+            for tail in [&[][..], &[0x00, 0x7f], &[0x80; 12], &[0xff, 0x01, 0x02]] {
+                let whole = [encoded.as_slice(), tail].concat();
+                for end in 0..=whole.len() {
+                    let data = &whole[..end];
+                    let mut cur = Cursor::new(data);
+                    let read = cur.uvarint().ok().map(|v| (v, cur.offset()));
+                    assert_eq!(read, reference_uvarint(data), "{data:02x?}");
+                }
+            }
+        }
+        // Non-canonical forms (zero groups with the continuation bit) and ten-byte overflows.
+        for data in
+            [&[0x80, 0x80, 0x80, 0x00][..], &[0xff; 9], &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]]
+        {
+            let mut cur = Cursor::new(data);
+            assert_eq!(cur.uvarint().ok().map(|v| (v, cur.offset())), reference_uvarint(data), "{data:02x?}");
+        }
+    }
 }

@@ -25,7 +25,7 @@ pub struct CraftCodec {
     /// Term dictionary entries as byte spans of the dictionary text.
     terms: Vec<Range<usize>>,
     headers: Headers,
-    /// Value lengths of the column group being read.
+    /// Value lengths of the column group the event path reads.
     lengths: Vec<i64>,
     /// The buffer of [`GroupReader::described`], kept empty between messages.
     described: Vec<GroupColumn<'static>>,
@@ -94,7 +94,7 @@ impl Codec for CraftCodec {
         let (start, tables_start) = (frame.start, frame.tables_start);
         let terms = Terms { text: frame.text, spans: &self.terms };
         let h = &self.headers;
-        let mut groups = GroupReader::new(&terms, &mut self.lengths, recycle(std::mem::take(&mut self.described)));
+        let mut groups = GroupReader::new(&terms, recycle(std::mem::take(&mut self.described)));
         let mut bodies = Bodies::new(value, &frame, &self.sizes);
         for i in 0..frame.events() {
             let mut body = bodies.next()?;
@@ -121,7 +121,7 @@ impl Codec for CraftCodec {
                     ev.schema = schema;
                     ev.table = table;
                     ev.partition_id = Some(h.partitions[i]).filter(|&p| p >= 0);
-                    if read_row(&mut body, group_sizes, &mut groups, &mut ev, out)? {
+                    if read_row(&mut body, group_sizes, &mut groups, &mut self.lengths, &mut ev, out)? {
                         out.events.push(ev);
                     }
                 }
@@ -190,7 +190,7 @@ impl CraftCodec {
                 }
             }
         }
-        let mut groups = GroupReader::new(&terms, &mut self.lengths, recycle(std::mem::take(&mut self.described)));
+        let mut groups = GroupReader::new(&terms, recycle(std::mem::take(&mut self.described)));
         let spans = &mut self.spans;
         spans.clear();
         let whole = spans.read(value, &frame, &self.sizes, &self.tables, &mut groups)?;
@@ -289,7 +289,7 @@ impl RowSpans {
             if !read_group(row, reader, &mut first, &mut self.values)? {
                 return Ok(false);
             }
-            let columns = reader.lengths.len();
+            let columns = reader.described.len();
             match old {
                 Some(old) => {
                     if self.old_values.is_empty() {
@@ -317,20 +317,21 @@ fn read_group<'a>(
     first: &mut bool,
     spans: &mut Vec<ValueSpan>,
 ) -> FaultResult<bool> {
-    let repeated = reader.read_header(&mut group)?;
+    // The values are back to back after their lengths, each at most i32::MAX: each span is
+    // first placed from the values' start, which is known once the lengths are read.
+    let from = spans.len();
+    let mut values_len = 0;
+    let repeated = reader.read_header(&mut group, |len| {
+        spans.push(ValueSpan { at: values_len, len: len as i32 });
+        values_len += len.max(0) as usize;
+    })?;
     if !repeated && !*first {
         return Ok(false);
     }
     *first = false;
-    // The values are back to back after their lengths, which are each at most i32::MAX.
     let start = group.offset();
-    let mut at = start;
-    spans.extend(reader.lengths.iter().map(|&len| {
-        let span = ValueSpan { at, len: len as i32 };
-        at += len.max(0) as usize;
-        span
-    }));
-    group.take(at - start, "column values")?;
+    spans[from..].iter_mut().for_each(|span| span.at += start);
+    group.take(values_len, "column values")?;
     whole_group(&group)?;
     Ok(true)
 }
@@ -591,13 +592,14 @@ fn read_row<'a>(
     body: &mut Cursor<'a>,
     group_sizes: &[i64],
     reader: &mut GroupReader<'_, 'a>,
+    lengths: &mut Vec<i64>,
     ev: &mut Event<'a>,
     out: &mut MessageEvents<'a>,
 ) -> FaultResult<bool> {
     let groups = split_groups(body, group_sizes)?;
     for (group, slot) in [(groups.new, &mut ev.after), (groups.old, &mut ev.before)] {
         if let Some(mut group) = group {
-            *slot = Some(reader.read(&mut group, out)?);
+            *slot = Some(reader.read(&mut group, lengths, out)?);
         }
     }
     ev.kind = match (&ev.after, &ev.before) {
@@ -662,8 +664,6 @@ fn delta_varints(cur: &mut Cursor<'_>, n: usize, out: &mut Vec<i64>) -> FaultRes
 /// made once per message.
 struct GroupReader<'t, 'a> {
     terms: &'t Terms<'t, 'a>,
-    /// Value lengths of the group being read.
-    lengths: &'t mut Vec<i64>,
     /// The columns the last description read describes, and where in the message it was.
     described: Vec<GroupColumn<'a>>,
     description: Range<usize>,
@@ -735,15 +735,22 @@ enum ValueForm {
 }
 
 impl<'t, 'a> GroupReader<'t, 'a> {
-    fn new(terms: &'t Terms<'t, 'a>, lengths: &'t mut Vec<i64>, described: Vec<GroupColumn<'a>>) -> Self {
-        GroupReader { terms, lengths, described, description: 0..0 }
+    fn new(terms: &'t Terms<'t, 'a>, described: Vec<GroupColumn<'a>>) -> Self {
+        GroupReader { terms, described, description: 0..0 }
     }
 
-    /// Reads one column group (after its type byte) into `out.columns`, returning its range.
-    fn read(&mut self, cur: &mut Cursor<'a>, out: &mut MessageEvents<'a>) -> FaultResult<Range<usize>> {
-        self.read_header(cur)?;
+    /// Reads one column group (after its type byte) into `out.columns`, returning its range;
+    /// `lengths` is for its value lengths.
+    fn read(
+        &mut self,
+        cur: &mut Cursor<'a>,
+        lengths: &mut Vec<i64>,
+        out: &mut MessageEvents<'a>,
+    ) -> FaultResult<Range<usize>> {
+        lengths.clear();
+        self.read_header(cur, |len| lengths.push(len))?;
         let from = out.columns.len();
-        for (d, &len) in self.described.iter().zip(self.lengths.iter()) {
+        for (d, &len) in self.described.iter().zip(lengths.iter()) {
             let at = cur.offset();
             // Filled in place (see `MessageEvents::push_column`).
             let c = out.push_column();
@@ -766,8 +773,10 @@ impl<'t, 'a> GroupReader<'t, 'a> {
     }
 
     /// Reads a group's column count, its description unless it repeats the last one, and its
-    /// value lengths. Returns whether the description repeated.
-    fn read_header(&mut self, cur: &mut Cursor<'a>) -> FaultResult<bool> {
+    /// value lengths, each handed to `length` (-1: NULL). Returns whether the description
+    /// repeated.
+    #[inline(always)]
+    fn read_header(&mut self, cur: &mut Cursor<'a>, mut length: impl FnMut(i64)) -> FaultResult<bool> {
         let m = cur.count(MIN_COLUMN_BYTES, "column count")?;
         let repeated =
             !self.description.is_empty() && self.described.len() == m && cur.skip_repeat(self.description.clone());
@@ -777,15 +786,13 @@ impl<'t, 'a> GroupReader<'t, 'a> {
             self.description = at..cur.offset();
         }
         // Values: a nullable bytes chunk (varint lengths, -1 = NULL, then the bytes back to back).
-        let lengths = &mut *self.lengths;
-        lengths.clear();
         for _ in 0..m {
             let at = cur.offset();
             let len = cur.varint()?;
             if len < -1 || len > i32::MAX as i64 {
                 return Err(Fault::new(at, format!("invalid value length {len}")));
             }
-            lengths.push(len);
+            length(len);
         }
         Ok(repeated)
     }

@@ -214,6 +214,16 @@ fn unquote_json_from(json: &[u8], mut i: usize, out: &mut Vec<u8>) -> Option<usi
         })
     };
     loop {
+        // Most bytes of a binary value are not printable: a run of `\\xNN` (Go's hex escape,
+        // its backslash escaped for JSON) is read on its own, five bytes a byte.
+        while let Some(&[b'\\', b'\\', b'x', high, low]) = json.get(i..i + 5) {
+            let (high, low) = (hex_value(high), hex_value(low));
+            if (high | low) >= 16 {
+                break;
+            }
+            out.push(high << 4 | low);
+            i += 5;
+        }
         match *json.get(i)? {
             b'"' => return Some(i + 1),
             b'\n' => return None,
@@ -508,6 +518,8 @@ mod tests {
             pieces in proptest::collection::vec(proptest::sample::select(vec![
                 // Plain text, JSON escapes (of a Go escape's backslash among them) and Go's letters.
                 "a", "é", "0", "7", "f", "F", "G", "n", "x", "u", "U", "3c", "\n", "\\\\", "\\\"", "\\u003c", "\\u005c", "\\u00e9", "\\u0022", "\\n", "\\t",
+                // Runs of hex escapes, whole or cut short.
+                "\\\\x", "\\\\x4", "\\\\x4A", "\\\\xff",
             ]), 0..12),
         ) {
             let raw = pieces.concat();

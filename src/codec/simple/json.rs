@@ -362,7 +362,7 @@ impl JsonDecoder {
                 continue;
             };
             let of = ImageValue { index, column: &table.columns[index], name, at: cur.offset() };
-            self.read_value(cur, of, to)?;
+            self.read_value(cur, &of, to)?;
         }
         Ok(())
     }
@@ -372,7 +372,7 @@ impl JsonDecoder {
     fn read_value<'a>(
         &mut self,
         cur: &mut JsonCursor<'a>,
-        of: ImageValue<'_, 'a>,
+        of: &ImageValue<'_, 'a>,
         to: &mut impl ImageValuesTo<'a>,
     ) -> FaultResult<()> {
         match cur.peek() {
@@ -382,7 +382,7 @@ impl JsonDecoder {
             }
             Some(b'n') => {
                 cur.null()?;
-                to.value(&of, Null)
+                to.value(of, Null)
             }
             Some(b'{') if of.column.kind == Kind::Timestamp => {
                 let text = self.read_timestamp(cur, of.column)?;
@@ -537,7 +537,7 @@ pub(super) fn schema_event<'a>(kind: EventKind, commit_ts: u64, schema: &TableSc
 /// A JSON string (or, from other producers, a number) as the column's value, to `to`.
 #[inline(always)]
 fn convert<'a>(
-    of: ImageValue<'_, 'a>,
+    of: &ImageValue<'_, 'a>,
     text: Text<'a>,
     spare: &mut SpareBuffers,
     to: &mut impl ImageValuesTo<'a>,
@@ -550,10 +550,10 @@ fn convert<'a>(
         )
     };
     match column.kind {
-        Kind::Signed => to.value(&of, text.parse::<i64>().map_err(|_| bad(&text))?),
-        Kind::Unsigned => to.value(&of, text.parse::<u64>().map_err(|_| bad(&text))?),
-        Kind::Float => to.value(&of, text.parse::<f32>().map_err(|_| bad(&text))?),
-        Kind::Double => to.value(&of, text.parse::<f64>().map_err(|_| bad(&text))?),
+        Kind::Signed => to.value(of, text.parse::<i64>().map_err(|_| bad(&text))?),
+        Kind::Unsigned => to.value(of, text.parse::<u64>().map_err(|_| bad(&text))?),
+        Kind::Float => to.value(of, text.parse::<f32>().map_err(|_| bad(&text))?),
+        Kind::Double => to.value(of, text.parse::<f64>().map_err(|_| bad(&text))?),
         Kind::Binary => {
             let mut bytes = spare.take(text.len() / 4 * 3 + 3);
             if !canonical_base64::decode_into(text.as_bytes(), &mut bytes) {
@@ -564,11 +564,11 @@ fn convert<'a>(
             if let Cow::Owned(text) = text {
                 spare.give(text.into_bytes());
             }
-            to.owned(&of, Value::Bytes(Cow::Owned(bytes)), spare)
+            to.owned(of, Value::Bytes(Cow::Owned(bytes)), spare)
         }
         Kind::Timestamp | Kind::Text => match text {
-            Cow::Borrowed(text) => to.value(&of, text),
-            Cow::Owned(text) => to.owned(&of, Value::Text(Cow::Owned(text)), spare),
+            Cow::Borrowed(text) => to.value(of, text),
+            Cow::Owned(text) => to.owned(of, Value::Text(Cow::Owned(text)), spare),
         },
     }
 }
