@@ -36,12 +36,12 @@ demo: develop jars
 
 test: lint test-rust test-python
 
-# ruff over the Python (config in pyproject.toml), rustfmt (rustfmt.toml) over the crate and the
-# fuzz target, and clippy with and without the PyO3 bindings, warnings as errors.
+# ruff over the Python (config in pyproject.toml), rustfmt (rustfmt.toml) over the crate, the
+# fuzz target and tools/tables, and clippy with and without the PyO3 bindings, warnings as errors.
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check python tests examples benches fuzz .ci
+	$(VENV)/bin/ruff check python tests examples benches fuzz tools .ci
 	cargo fmt --check
-	rustfmt --check --edition 2021 fuzz/fuzz_targets/*.rs
+	rustfmt --check --edition 2021 fuzz/fuzz_targets/*.rs tools/tables/*.rs
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --all-targets --features python -- -D warnings
 

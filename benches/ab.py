@@ -77,18 +77,31 @@ def throughput(binary: Path, group: str, seconds: int) -> float:
 
 def instructions(binary: Path, group: str) -> int:
     """The instructions of one timed iteration of `group` (criterion's `--test`), under callgrind."""
+    command = [binary, "--bench", selects(group), "--test"]
+    return callgrind_count(command, "criterion::bencher::Bencher*iter*", group)
+
+
+def callgrind_count(command: list, collect: str, what: str) -> int:
+    """The instructions `command` runs inside the functions `collect` matches, under callgrind."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
-        command = [
-            "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-            "--toggle-collect=criterion::bencher::Bencher*iter*",
-            binary, "--bench", selects(group), "--test",
-        ]  # fmt: skip
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", f"--toggle-collect={collect}"]
+        subprocess.run(valgrind + command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for line in out.read_text().splitlines():
             if line.startswith(("totals:", "summary:")):
                 return int(line.split()[1])
-    sys.exit(f"no instruction count for {group} from {binary}")
+    sys.exit(f"no instruction count for {what}")
+
+
+def base_worktree(base: str) -> tuple[str, Path]:
+    """The short hash of `base`, and a git worktree of it under target/ab/ (made if missing)."""
+    rev = subprocess.run(
+        ["git", "rev-parse", "--short", base], cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True
+    ).stdout.strip()
+    tree = ROOT / "target" / "ab" / rev
+    if not tree.exists():
+        subprocess.run(["git", "worktree", "add", "--detach", "-f", str(tree), rev], cwd=ROOT, check=True)
+    return rev, tree
 
 
 def main() -> None:
@@ -100,12 +113,7 @@ def main() -> None:
     parser.add_argument("--instructions", action="store_true", help="count instructions (callgrind) instead")
     args = parser.parse_args()
 
-    rev = subprocess.run(
-        ["git", "rev-parse", "--short", args.base], cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True
-    ).stdout.strip()
-    base_tree = ROOT / "target" / "ab" / rev
-    if not base_tree.exists():
-        subprocess.run(["git", "worktree", "add", "--detach", "-f", str(base_tree), rev], cwd=ROOT, check=True)
+    rev, base_tree = base_worktree(args.base)
     builds = {"working tree": build(ROOT, ROOT / "target"), rev: build(base_tree, base_tree / "target")}
 
     listed = {name: [(b, i) for b in bins.values() for i in benchmarks_of(b)] for name, bins in builds.items()}

@@ -1,5 +1,5 @@
-//! ASCII digits read a word at a time: the JSON reader's numbers and the MySQL value parsers'
-//! decimals share these. Eight bytes are XORed with ASCII zeros, which turns digits into 0..=9
+//! ASCII digits read a word at a time: the JSON reader's numbers, the MySQL value parsers'
+//! decimals and every codec's doubles written as text share these. Eight bytes are XORed with ASCII zeros, which turns digits into 0..=9
 //! and every other byte into something else, so one test finds the first non-digit and three
 //! multiplies read eight digits.
 
@@ -112,6 +112,84 @@ pub(crate) fn parse_i64(b: &[u8]) -> Option<i64> {
     }
 }
 
+/// A number's text as `str::parse::<f64>` reads it. A plain decimal (`-?\d+(\.\d+)?`) of at
+/// most 19 digits is read here, its digits as one integer over a power of ten (at most 10^18);
+/// any other text goes to the parse. Go and MySQL write most doubles so.
+#[inline]
+pub(crate) fn parse_f64(text: &str) -> Option<f64> {
+    plain_decimal_f64(text.as_bytes()).or_else(|| text.parse().ok())
+}
+
+const POW10: [u64; 19] = {
+    let mut p = [1u64; 19];
+    let mut i = 1;
+    while i < p.len() {
+        p[i] = p[i - 1] * 10;
+        i += 1;
+    }
+    p
+};
+
+#[inline(always)]
+fn plain_decimal_f64(b: &[u8]) -> Option<f64> {
+    let (negative, b) = match b {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, b),
+    };
+    let mut digits = 0u64;
+    let whole = read_digits(b, &mut digits);
+    let fraction = match b.get(whole) {
+        None => 0,
+        Some(b'.') => {
+            let n = read_digits(&b[whole + 1..], &mut digits);
+            if n == 0 || whole + 1 + n != b.len() {
+                return None;
+            }
+            n
+        }
+        Some(_) => return None,
+    };
+    if whole == 0 || whole + fraction > 19 {
+        return None;
+    }
+    let divisor = *POW10.get(fraction)?;
+    // Up to 2^53 the digits and the power of ten are both exact doubles, and one division
+    // rounds once, as the parse rounds (Clinger's fast path).
+    let magnitude = if digits <= 1 << 53 { digits as f64 / divisor as f64 } else { rounded_quotient(digits, divisor) };
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+/// `dividend / divisor` rounded to the nearest double, ties to even, for a dividend above 2^53
+/// and a divisor at most 10^18: the integer quotient of the dividend shifted to leave 54 or 55
+/// bits of it, then rounded by the bits dropped and the remainder. The shifted dividend takes
+/// at most 115 bits, and the result is a normal double.
+fn rounded_quotient(dividend: u64, divisor: u64) -> f64 {
+    let log2 = |v: u64| 63 - v.leading_zeros() as i32;
+    // dividend / divisor lies in (2^(e-1), 2^(e+1)), so the quotient in (2^53, 2^55).
+    let shift = 54 - (log2(dividend) - log2(divisor));
+    let (dividend, divisor) = if shift >= 0 {
+        ((dividend as u128) << shift, divisor as u128)
+    } else {
+        (dividend as u128, (divisor as u128) << -shift)
+    };
+    let quotient = dividend / divisor;
+    let inexact = dividend - quotient * divisor != 0;
+    let quotient = quotient as u64;
+    let dropped_bits = log2(quotient) + 1 - 53;
+    let half = 1u64 << (dropped_bits - 1);
+    let dropped = quotient & ((half << 1) - 1);
+    let mut mantissa = quotient >> dropped_bits;
+    if dropped > half || dropped == half && (inexact || mantissa & 1 == 1) {
+        mantissa += 1;
+    }
+    let mut exponent = dropped_bits - shift;
+    if mantissa == 1 << 53 {
+        mantissa >>= 1;
+        exponent += 1;
+    }
+    mantissa as f64 * f64::from_bits(((1023 + exponent) as u64) << 52)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,11 +235,90 @@ mod tests {
         }
     }
 
+    fn same_double(text: &str) {
+        let (read, parsed) = (parse_f64(text), text.parse::<f64>().ok());
+        assert_eq!(read.map(f64::to_bits), parsed.map(f64::to_bits), "{text:?}");
+    }
+
+    #[test]
+    fn doubles_read_as_std_parses_them() {
+        let mut texts: Vec<String> = [
+            "",
+            "-",
+            "+",
+            ".",
+            "-.",
+            "1.",
+            ".5",
+            "-.5",
+            "+1.5",
+            "1.5.",
+            "1..5",
+            "1.5e3",
+            "1e",
+            "-0",
+            "-0.0",
+            "0.0",
+            "00.10",
+            "1-2",
+            "1.-2",
+            "inf",
+            "NaN",
+            "9007199254740992",
+            "9007199254740993",
+            "9007199254740995",
+            "18014398509481986",
+            "18446744073709551615",
+            "9999999999999999999",
+            "1000000000000000000.0",
+            "9223372036854775808",
+            "900719925474099.3",
+            "9007199254740991.5",
+            "1234567890123456789",
+            "12345678901234567890",
+            "0.0000000000000000000001",
+            "0.00000000000000000000001",
+            "1.0000000000000000000000",
+            "4.9406564584124654e-324",
+            "1.7976931348623157e308",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect();
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let v = f64::from_bits(rng);
+            let scaled = (rng >> 11) as f64 / (1u64 << 53) as f64 * 10f64.powi((rng % 12) as i32);
+            texts.extend([format!("{v}"), format!("{scaled}"), format!("-{scaled}"), format!("{scaled:.3}")]);
+            // Digits above 2^53, and halfway cases between two doubles, at every point.
+            let (big, point) = (rng | 1 << 53, (rng >> 58) as usize % 20);
+            let halfway = (((1u64 << 52) | rng >> 12) << 1 | 1) << (rng % 11);
+            for digits in [big.to_string(), halfway.to_string(), (big % 10_000_000_000_000_000_000).to_string()] {
+                let point = point.min(digits.len() - 1);
+                texts.extend([
+                    digits.clone(),
+                    format!("{}.{}", &digits[..digits.len() - point], &digits[digits.len() - point..]),
+                ]);
+            }
+        }
+        for text in &texts {
+            same_double(text);
+        }
+    }
+
     proptest! {
         #[test]
         fn integers_as_std(text in "[-+]?[0-9]{0,22}[x.]?[0-9]{0,2}") {
             prop_assert_eq!(parse_u64(text.as_bytes()), text.parse::<u64>().ok());
             prop_assert_eq!(parse_i64(text.as_bytes()), text.parse::<i64>().ok());
+        }
+
+        #[test]
+        fn doubles_as_std(text in "-?[0-9]{0,21}[.]?[0-9]{0,24}[e.x]?[0-9]{0,2}") {
+            same_double(&text);
         }
 
         #[test]

@@ -157,7 +157,13 @@ impl<'a> JsonCursor<'a> {
         self.peek();
         let b = self.bytes();
         let start = self.pos;
-        let mut end = start + leading_digits(&b[start..]);
+        // A sign, digits, a point and digits, the common case, are skipped a word at a time;
+        // the loop takes anything else a number may hold, a byte at a time.
+        let mut end = start + usize::from(b.get(start) == Some(&b'-'));
+        end += leading_digits(&b[end..]);
+        if b.get(end) == Some(&b'.') {
+            end += 1 + leading_digits(&b[end + 1..]);
+        }
         while end < b.len() && matches!(b[end], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
             end += 1;
         }

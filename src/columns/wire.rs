@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
+use crate::digits;
 use crate::event::Value;
 use crate::schema::mysql;
 
@@ -41,7 +42,7 @@ pub(crate) trait WireValue<'v>: Copy {
 
     /// A float the wire gave as a number (a float or an integer), or its text.
     fn float(self) -> Option<f64> {
-        self.number().map(|v| v as f64).or_else(|| self.text()?.parse().ok())
+        self.number().map(|v| v as f64).or_else(|| digits::parse_f64(self.text()?))
     }
 
     /// Writes a number's decimal text, for a text column; false for any other value.
@@ -104,7 +105,7 @@ impl<'v, 'x: 'v> WireValue<'v> for &'v Value<'x> {
             Value::Float64(v) => Some(*v),
             Value::Int(v) => Some(*v as f64),
             Value::UInt(v) => Some(*v as f64),
-            Value::Text(t) => t.parse().ok(),
+            Value::Text(t) => digits::parse_f64(t),
             _ => None,
         }
     }

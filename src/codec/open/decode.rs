@@ -15,6 +15,7 @@ use super::{gotext, read_u64, BATCH_VERSION, TYPE_DDL, TYPE_RESOLVED, TYPE_ROW};
 use crate::canonical_base64;
 use crate::codec::{Codec, Protocol};
 use crate::columns::TableColumns;
+use crate::digits;
 use crate::error::{Fault, FaultResult};
 use crate::event::{
     flag, push_empty_column, same_name, Column, ColumnType, Event, EventKind, MessageEvents, SpareBuffers, Text, Value,
@@ -834,15 +835,15 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, ty: MySqlType, flags: u64) -> FaultR
                     .map(Value::UInt)
                     .map_err(|_| bad("a 64-bit integer")),
                 // Out of range, a number would read as an infinity, which no MySQL column holds.
-                Float => match text.parse::<f64>() {
-                    Ok(v) if (v as f32).is_finite() => Ok(Value::Float32(v as f32)),
-                    Ok(_) => Err(bad("a FLOAT in range")),
-                    Err(_) => Err(bad("a number")),
+                Float => match digits::parse_f64(text) {
+                    Some(v) if (v as f32).is_finite() => Ok(Value::Float32(v as f32)),
+                    Some(_) => Err(bad("a FLOAT in range")),
+                    None => Err(bad("a number")),
                 },
-                Double => match text.parse::<f64>() {
-                    Ok(v) if v.is_finite() => Ok(Value::Float64(v)),
-                    Ok(_) => Err(bad("a DOUBLE in range")),
-                    Err(_) => Err(bad("a number")),
+                Double => match digits::parse_f64(text) {
+                    Some(v) if v.is_finite() => Ok(Value::Float64(v)),
+                    Some(_) => Err(bad("a DOUBLE in range")),
+                    None => Err(bad("a number")),
                 },
                 Geometry => Ok(Value::Bytes(Cow::Borrowed(text.as_bytes()))),
                 _ => Ok(Value::Text(Cow::Borrowed(text))),

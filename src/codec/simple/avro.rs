@@ -20,6 +20,7 @@ use super::image::{EventValues, ImageValue, ImageValuesTo, PutValues};
 use super::json::schema_event;
 use super::schema::{ColumnSchema, DataType, DefaultValue, IndexSchema, TableSchema};
 use crate::columns::{Null, TableColumns};
+use crate::digits;
 use crate::error::{Fault, FaultResult};
 use crate::event::{Event, EventKind, MessageEvents};
 use crate::schema::mysql::MySqlType;
@@ -518,7 +519,7 @@ fn read_value<'a>(
                 }
                 Kind::Signed => to!(text.parse::<i64>().map_err(|_| bad(&format!("{text:?} is not an integer")))?),
                 Kind::Float => to!(text.parse::<f32>().map_err(|_| bad(&format!("{text:?} is not a float")))?),
-                Kind::Double => to!(text.parse::<f64>().map_err(|_| bad(&format!("{text:?} is not a double")))?),
+                Kind::Double => to!(digits::parse_f64(text).ok_or_else(|| bad(&format!("{text:?} is not a double")))?),
                 _ => to!(text),
             }
         }

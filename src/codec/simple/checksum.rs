@@ -7,6 +7,7 @@
 //!
 //! The encoder uses the same function to write checksums, so the two always agree.
 
+use crate::digits;
 use crate::error::{Fault, FaultResult};
 use crate::event::{Column, Value};
 use crate::schema::mysql::{self, MySqlType};
@@ -61,7 +62,7 @@ fn column_bytes(buf: &mut Vec<u8>, c: &Column<'_>, location: &str) -> FaultResul
                 Value::Int(v) => *v as f64,
                 Value::UInt(v) => *v as f64,
                 Value::Text(t) if c.ty.base == Float => t.parse::<f32>().map_err(|_| fail("not a float"))? as f64,
-                Value::Text(t) => t.parse::<f64>().map_err(|_| fail("not a float"))?,
+                Value::Text(t) => digits::parse_f64(t).ok_or_else(|| fail("not a float"))?,
                 Value::Bytes(_) | Value::Null => return Err(fail("not a float")),
             };
             let v = if v.is_finite() { v } else { 0.0 };

@@ -18,6 +18,7 @@ use super::image::{EventValues, ImageValue, ImageValuesTo, PutValues};
 use super::schema::TableSchema;
 use crate::canonical_base64;
 use crate::columns::{Null, TableColumns};
+use crate::digits;
 use crate::error::{Fault, FaultResult};
 use crate::event::{Event, EventKind, MessageEvents, SpareBuffers, Text, Value};
 use crate::json::{JsonCursor, KeyOrder};
@@ -553,7 +554,7 @@ fn convert<'a>(
         Kind::Signed => to.value(of, text.parse::<i64>().map_err(|_| bad(&text))?),
         Kind::Unsigned => to.value(of, text.parse::<u64>().map_err(|_| bad(&text))?),
         Kind::Float => to.value(of, text.parse::<f32>().map_err(|_| bad(&text))?),
-        Kind::Double => to.value(of, text.parse::<f64>().map_err(|_| bad(&text))?),
+        Kind::Double => to.value(of, digits::parse_f64(&text).ok_or_else(|| bad(&text))?),
         Kind::Binary => {
             let mut bytes = spare.take(text.len() / 4 * 3 + 3);
             if !canonical_base64::decode_into(text.as_bytes(), &mut bytes) {
