@@ -165,7 +165,8 @@ fn plain_decimal_f64(b: &[u8]) -> Option<f64> {
 /// at most 115 bits, and the result is a normal double.
 fn rounded_quotient(dividend: u64, divisor: u64) -> f64 {
     let log2 = |v: u64| 63 - v.leading_zeros() as i32;
-    // dividend / divisor lies in (2^(e-1), 2^(e+1)), so the quotient in (2^53, 2^55).
+    // With e the difference of the two floors of log2, dividend / divisor lies in
+    // (2^(e-1), 2^(e+1)); shifted by 54 - e, the quotient lies in (2^53, 2^55).
     let shift = 54 - (log2(dividend) - log2(divisor));
     let (dividend, divisor) = if shift >= 0 {
         ((dividend as u128) << shift, divisor as u128)
