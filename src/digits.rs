@@ -1,7 +1,7 @@
 //! ASCII digits read a word at a time: the JSON reader's numbers, the MySQL value parsers'
-//! decimals and every codec's doubles written as text share these. Eight bytes are XORed with ASCII zeros, which turns digits into 0..=9
-//! and every other byte into something else, so one test finds the first non-digit and three
-//! multiplies read eight digits.
+//! decimals and every codec's doubles written as text share these. Eight bytes are XORed with
+//! ASCII zeros, which turns digits into 0..=9 and every other byte into something else, so one
+//! test finds the first non-digit and three multiplies read eight digits.
 
 const ZEROS: u64 = u64::from_le_bytes([b'0'; 8]);
 

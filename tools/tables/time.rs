@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow_array::{BinaryArray, RecordBatch};
+use arrow_array::{ArrayRef, BinaryArray, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 #[cfg(feature = "table_name_in_arrow")]
 use ticdc_rs::arrow::TableName;
@@ -19,27 +19,30 @@ use ticdc_rs::{BatchDecoder, DecodeOptions, LayoutOptions, Protocol};
 /// The corpus as a batch of Kafka `key`/`value` columns, and its bytes.
 fn read(path: &str) -> (RecordBatch, u64) {
     let file = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut at = 0;
-    let mut next = |len: usize| {
-        at += len;
-        &file[at - len..at]
-    };
-    let mut u32_at = || u32::from_le_bytes(next(4).try_into().unwrap());
-    let count = u32_at();
-    let (mut keys, mut values, mut bytes) = (Vec::new(), Vec::new(), 0);
+    let mut rest = &file[..];
+    let count = length(&mut rest);
+    let (mut keys, mut values) = (Vec::new(), Vec::new());
     for _ in 0..count {
-        let key_len = u32::from_le_bytes(next(4).try_into().unwrap());
-        keys.push((key_len != u32::MAX).then(|| next(key_len as usize).to_vec()));
-        let value_len = u32::from_le_bytes(next(4).try_into().unwrap()) as usize;
-        values.push(next(value_len).to_vec());
-        bytes += keys.last().unwrap().as_ref().map_or(0, Vec::len) + value_len;
+        let key_len = length(&mut rest);
+        keys.push((key_len != u32::MAX).then(|| take(&mut rest, key_len as usize)));
+        let value_len = length(&mut rest);
+        values.push(take(&mut rest, value_len as usize));
     }
-    let keys = BinaryArray::from_iter(keys.iter().map(|k| k.as_deref()));
-    let values = BinaryArray::from_iter_values(values.iter().map(Vec::as_slice));
+    let bytes = keys.iter().flatten().chain(&values).map(|b| b.len() as u64).sum();
     let schema =
         Schema::new(vec![Field::new("key", DataType::Binary, true), Field::new("value", DataType::Binary, true)]);
-    let batch = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(keys), Arc::new(values)]).unwrap();
-    (batch, bytes as u64)
+    let columns: Vec<ArrayRef> = vec![Arc::new(BinaryArray::from(keys)), Arc::new(BinaryArray::from(values))];
+    (RecordBatch::try_new(Arc::new(schema), columns).unwrap(), bytes)
+}
+
+fn take<'a>(rest: &mut &'a [u8], len: usize) -> &'a [u8] {
+    let (taken, after) = rest.split_at(len);
+    *rest = after;
+    taken
+}
+
+fn length(rest: &mut &[u8]) -> u32 {
+    u32::from_le_bytes(take(rest, 4).try_into().unwrap())
 }
 
 /// The table's typed layout, per the contract's type mapping.
