@@ -913,8 +913,12 @@ mod tests {
     fn unescape_matches_a_reference_at_every_position() {
         let pieces = ["a", "é", "\\\"", "\\\\", "\\n", "\\u00e9", "\\ud83d\\ude00", "\\/", "xyzxyzxy", "日本"];
         let decoded = ["a", "é", "\"", "\\", "\n", "é", "😀", "/", "xyzxyzxy", "日本"];
+        // What follows the string: nothing, a few bytes, or more than a 16-byte block of them.
+        let long_tail = format!(" {}", "\\\"".repeat(40));
+        let tails = ["", " tail", long_tail.as_str()];
         let mut seed = 7u64;
-        for _ in 0..2000 {
+        for round in 0..3000 {
+            let tail = tails[round % tails.len()];
             let (mut json, mut want) = (String::from("\"\\t"), String::from("\t"));
             for _ in 0..(seed % 24) {
                 seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -922,14 +926,15 @@ mod tests {
                 json.push_str(pieces[k]);
                 want.push_str(decoded[k]);
             }
-            json.push_str("\" tail");
+            json.push('"');
+            json.push_str(tail);
             let mut c = JsonCursor::new(json.as_bytes()).unwrap();
             assert_eq!(c.string().unwrap(), want, "{json}");
-            assert_eq!(&json[c.offset()..], " tail");
+            assert_eq!(&json[c.offset()..], tail);
             let (mut c, mut out) = (JsonCursor::new(json.as_bytes()).unwrap(), String::from("before "));
             assert_eq!(c.string_or_into(&mut out).unwrap(), None);
             assert_eq!(out, format!("before {want}"), "{json}");
-            assert_eq!(&json[c.offset()..], " tail");
+            assert_eq!(&json[c.offset()..], tail);
         }
         let mut plain = JsonCursor::new(br#" "plain" tail"#).unwrap();
         let mut out = String::new();

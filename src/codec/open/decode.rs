@@ -384,9 +384,9 @@ fn read_images<'b>(
             let last = columns.len() - 1;
             let (earlier, this) = columns.split_at_mut(last);
             let new_row = flags_from.clone().map(|r| &earlier[r]);
-            let forced = |name: &str| new_row.and_then(|row| flags_in(row, name, position));
+            let forced = |name: &str, _| new_row.and_then(|row| flags_in(row, name, position));
             let out = &mut this[0];
-            headers.read_column(cur, position, base, forced, |name, ty, value, at, _| {
+            headers.read_column(cur, position, base, forced, |name, _, ty, value, at, _| {
                 (out.name, out.ty, out.value, out.at) = (name, ty, value, at);
                 Ok(())
             })?;
@@ -499,15 +499,15 @@ impl OpenCodec {
             let (headers, plan) = (&mut self.headers, &mut self.plan);
             let put = if old {
                 let Some(planned) = plan.columns.get(position) else { return Ok(None) };
-                let forced = |name: &str| planned.ty.flags.filter(|_| same_name(&planned.name, name));
+                let forced = |name: &str, header| planned.ty.flags.filter(|_| planned.is_named(name, header));
                 headers.read_column(
                     cur,
                     position,
                     base,
                     forced,
                     #[inline(always)]
-                    |name, ty, value, at, spare| {
-                        if !same_name(&planned.name, name.as_bytes()) || !ty.same_type(&planned.ty) {
+                    |name, header, ty, value, at, spare| {
+                        if !planned.is_named(&name, header) || !ty.same_type(&planned.ty) {
                             return Ok(false);
                         }
                         if position == 0 {
@@ -523,10 +523,10 @@ impl OpenCodec {
                     cur,
                     position,
                     base,
-                    |_| None,
+                    |_, _| None,
                     #[inline(always)]
-                    |name, ty, value, at, spare| {
-                        let field = plan.new_column(position, &name, ty, rows);
+                    |name, header, ty, value, at, spare| {
+                        let field = plan.new_column(position, &name, header, ty, rows);
                         rows.put(field, &value, at)?;
                         spare.give_column(name, value);
                         Ok(true)
@@ -566,33 +566,46 @@ struct FieldPlan {
 
 struct PlannedColumn {
     name: String,
+    /// The stamp of the remembered header the name was read from (see [`ColumnHeader::stamp`]).
+    header: Option<u64>,
     field: Option<usize>,
     ty: ColumnType<'static>,
 }
 
+impl PlannedColumn {
+    /// Whether the column read from `header` (when read from a remembered one) is called `name`
+    /// as this one is: surely so when its name was read from the same header.
+    #[inline(always)]
+    fn is_named(&self, name: &str, header: Option<u64>) -> bool {
+        (header.is_some() && header == self.header) || same_name(&self.name, name)
+    }
+}
+
 impl FieldPlan {
-    /// The field of the `position`-th column of a new row, of this name and type.
+    /// The field of the `position`-th column of a new row, of this name (read from `header`
+    /// when read from a remembered one) and type.
     fn new_column(
         &mut self,
         position: usize,
         name: &str,
+        header: Option<u64>,
         ty: ColumnType<'static>,
         rows: &TableColumns,
     ) -> Option<usize> {
         match self.columns.get_mut(position) {
-            Some(planned) if same_name(&planned.name, name) => {
-                planned.ty = ty;
+            Some(planned) if planned.is_named(name, header) => {
+                (planned.header, planned.ty) = (header, ty);
                 planned.field
             }
             Some(planned) => {
                 planned.name.clear();
                 planned.name.push_str(name);
-                (planned.field, planned.ty) = (rows.field(name), ty);
+                (planned.header, planned.field, planned.ty) = (header, rows.field(name), ty);
                 planned.field
             }
             None => {
                 let field = rows.field(name);
-                self.columns.push(PlannedColumn { name: name.to_string(), field, ty });
+                self.columns.push(PlannedColumn { name: name.to_string(), header, field, ty });
                 field
             }
         }
@@ -610,6 +623,8 @@ impl FieldPlan {
 #[derive(Default)]
 struct ColumnHeaders {
     by_position: Vec<ColumnHeader>,
+    /// How many headers have been remembered: the next one's stamp.
+    remembered: u64,
 }
 
 struct ColumnHeader {
@@ -618,37 +633,41 @@ struct ColumnHeader {
     name_len: usize,
     /// The type its type code and flags (as written) give (see [`column_type`]).
     ty: ColumnType<'static>,
+    /// Which header this is, of all those remembered: the same stamp means the same text, so a
+    /// column's plan that read its name from this header knows the name again by the stamp.
+    stamp: u64,
 }
 
 impl Default for ColumnHeader {
     fn default() -> Self {
-        ColumnHeader { text: Vec::new(), name_len: 0, ty: column_type(MySqlType::Unknown, 0) }
+        ColumnHeader { text: Vec::new(), name_len: 0, ty: column_type(MySqlType::Unknown, 0), stamp: u64::MAX }
     }
 }
 
 impl ColumnHeaders {
     /// Reads the column at the cursor (its name, then its object), the `position`-th of its image;
     /// with the flags `forced` gives for its name, when it gives any (an UPDATE's old columns
-    /// take the flags of the same columns in its new row). The column goes to `take` as its
-    /// name, type, value and the value's offset, with the spare buffers: handed on, not stored
-    /// and copied, as a value written field by field and then copied whole stalls on store
-    /// forwarding.
+    /// take the flags of the same columns in its new row). `forced` and `take` are told the
+    /// stamp of the remembered header the column was read from, if it was. The column goes to
+    /// `take` as its name, header stamp, type, value and the value's offset, with the spare
+    /// buffers: handed on, not stored and copied, as a value written field by field and then
+    /// copied whole stalls on store forwarding.
     #[inline(always)]
     fn read_column<'b, R>(
         &mut self,
         cur: &mut JsonCursor<'b>,
         position: usize,
         base: usize,
-        forced: impl Fn(&str) -> Option<u64>,
-        take: impl FnOnce(Text<'b>, ColumnType<'static>, Value<'b>, usize, &mut SpareBuffers) -> FaultResult<R>,
+        forced: impl Fn(&str, Option<u64>) -> Option<u64>,
+        take: impl FnOnce(Text<'b>, Option<u64>, ColumnType<'static>, Value<'b>, usize, &mut SpareBuffers) -> FaultResult<R>,
     ) -> FaultResult<R> {
-        let (name, ty, value, at) = 'read: {
+        let (name, header, ty, value, at) = 'read: {
             cur.peek();
             let start = cur.offset();
             if let Some(h) = self.by_position.get(position) {
                 if cur.skip_if_next(&h.text) {
                     let name = cur.slice(start + 1..start + 1 + h.name_len);
-                    let ty = match forced(name) {
+                    let ty = match forced(name, Some(h.stamp)) {
                         Some(flags) if Some(flags) != h.ty.flags => column_type(h.ty.base, flags),
                         _ => h.ty.clone(),
                     };
@@ -657,15 +676,15 @@ impl ColumnHeaders {
                     if cur.peek() == Some(b'}') {
                         cur.seek(cur.offset() + 1);
                         let ty = value_type(ty, &value);
-                        break 'read (Cow::Borrowed(name), ty, value, base + value_at);
+                        break 'read (Cow::Borrowed(name), Some(h.stamp), ty, value, base + value_at);
                     }
                     cur.seek(start);
                 }
             }
-            let column = self.read_new_header(cur, position, base, &forced)?;
-            (column.name, column.ty, column.value, column.at)
+            let column = self.read_new_header(cur, position, base, |name| forced(name, None))?;
+            (column.name, None, column.ty, column.value, column.at)
         };
-        take(name, ty, value, at, cur.spare())
+        take(name, header, ty, value, at, cur.spare())
     }
 
     /// Reads a column in full, remembering the text before its value at `position` when that
@@ -675,7 +694,7 @@ impl ColumnHeaders {
         cur: &mut JsonCursor<'b>,
         position: usize,
         base: usize,
-        forced: &impl Fn(&str) -> Option<u64>,
+        forced: impl Fn(&str) -> Option<u64>,
     ) -> FaultResult<ReadColumn<'b>> {
         let start = cur.offset();
         let name = cur.string()?;
@@ -693,7 +712,8 @@ impl ColumnHeaders {
             let h = &mut self.by_position[position];
             h.text.clear();
             h.text.extend_from_slice(cur.slice(start..value_at).as_bytes());
-            (h.name_len, h.ty) = (name_len, column.written.clone());
+            (h.name_len, h.ty, h.stamp) = (name_len, column.written.clone(), self.remembered);
+            self.remembered += 1;
         }
         Ok(column)
     }
