@@ -691,6 +691,13 @@ impl<K: Copy> KeyOrder<K> {
     }
 }
 
+/// Where `part`, a slice of `whole`, lies in it; None when it is not one. A codec remembers
+/// the strings it read from a message's repeated bytes by their spans in those bytes.
+pub(crate) fn span_in(whole: &[u8], part: &[u8]) -> Option<std::ops::Range<usize>> {
+    let from = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
+    (from.saturating_add(part.len()) <= whole.len()).then_some(from..from + part.len())
+}
+
 /// The offset of the first `"` or `\` in `b`. Most strings of a change event are short (keys,
 /// numbers and dates as text), which a few 16-byte blocks cover; past the first 64 bytes the
 /// SIMD search of `memchr` takes over.

@@ -26,7 +26,7 @@ use crate::codec::{Codec, Protocol};
 use crate::columns::{Null, TableColumns};
 use crate::error::{Fault, FaultResult};
 use crate::event::{recycle, same_name, ColumnType, Event, EventKind, MessageEvents, Text, Value};
-use crate::json::{JsonCursor, KeyOrder};
+use crate::json::{span_in, JsonCursor, KeyOrder};
 use crate::schema::mysql::MySqlType;
 use rustc_hash::FxHashMap;
 
@@ -83,7 +83,7 @@ impl RepeatedHead {
     fn remember(&mut self, head: &str, members: usize, h: &Header<'_>) {
         let span = |name: &Option<Text<'_>>| match name {
             None => Some(None),
-            Some(Cow::Borrowed(name)) => span_in(head, name).map(Some),
+            Some(Cow::Borrowed(name)) => span_in(head.as_bytes(), name.as_bytes()).map(Some),
             Some(Cow::Owned(_)) => None,
         };
         self.text.clear();
@@ -92,12 +92,6 @@ impl RepeatedHead {
             (self.members, self.database, self.table) = (members, database, table);
         }
     }
-}
-
-/// Where `part`, a slice of `whole`, lies in it; None when it is not one.
-fn span_in(whole: &str, part: &str) -> Option<Range<usize>> {
-    let from = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
-    (from.saturating_add(part.len()) <= whole.len()).then_some(from..from + part.len())
 }
 
 /// What one table's messages repeat, and what the codec makes of it once: its type objects and
@@ -510,7 +504,7 @@ impl RepeatedTypes {
         self.entries.clear();
         self.generation += 1;
         let object = cur.slice(at..cur.offset());
-        let offset_of = |s: &str| span_in(object, s);
+        let offset_of = |s: &str| span_in(object.as_bytes(), s.as_bytes());
         for MySqlTypeEntry { name, ty, .. } in types {
             let (Cow::Borrowed(name), Some(Cow::Borrowed(text))) = (name, &ty.text) else { break };
             let (Some(name), Some(text)) = (offset_of(name), offset_of(text)) else { break };

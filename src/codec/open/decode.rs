@@ -21,7 +21,7 @@ use crate::event::{
     flag, push_empty_column, same_name, Column, ColumnType, Event, EventKind, MessageEvents, SpareBuffers, Text, Value,
 };
 use crate::input::Compression;
-use crate::json::{JsonCursor, KeyOrder};
+use crate::json::{span_in, JsonCursor, KeyOrder};
 use crate::schema::mysql::MySqlType;
 
 /// Go's `base64.StdEncoding`: padded, and lenient about the unused bits of the last symbol.
@@ -35,8 +35,7 @@ const GO_BASE64: GeneralPurpose = GeneralPurpose::new(
 pub struct OpenCodec {
     compression: Compression,
     headers: ColumnHeaders,
-    /// The members of key items as the last one wrote them.
-    key_members: KeyOrder<KeyMember>,
+    key_items: KeyItems,
     plan: FieldPlan,
 }
 
@@ -45,7 +44,7 @@ impl OpenCodec {
         OpenCodec {
             compression,
             headers: ColumnHeaders::default(),
-            key_members: KeyOrder::default(),
+            key_items: KeyItems::default(),
             plan: FieldPlan::default(),
         }
     }
@@ -167,7 +166,9 @@ enum KeyMember {
     Kind,
     HandleKeyOnly,
     ClaimCheck,
-    /// `rid`: deprecated, ignored by TiCDC's decoders too; and anything unknown.
+    /// `rid`: deprecated, ignored by TiCDC's decoders too.
+    RowId,
+    /// Anything unknown.
     Other,
 }
 
@@ -181,34 +182,183 @@ impl KeyMember {
             "t" => KeyMember::Kind,
             "ohk" => KeyMember::HandleKeyOnly,
             "ccl" => KeyMember::ClaimCheck,
+            "rid" => KeyMember::RowId,
             _ => KeyMember::Other,
         }
     }
 }
 
+/// The key items of a stream, read with what the last one said. TiCDC writes every key item of
+/// a table as `{"ts":…` and then the same bytes (`scm`, `tbl`, `t`, …) but for the row id
+/// `rid`, which the decoders ignore: a key item that opens with `{"ts":` and a number and goes
+/// on with the bytes the last one read in full went on with, its row id aside, says what that
+/// one said at its own `ts`, so its members are not read again. Anything else is read member
+/// by member ([`KeyOrder`]), and remembered when its `ts` came first and alone.
+#[derive(Default)]
+struct KeyItems {
+    members: KeyOrder<KeyMember>,
+    repeated: RepeatedKey,
+}
+
+/// What a key item read in full said after its leading `ts`, and the bytes that said it.
+#[derive(Default)]
+struct RepeatedKey {
+    /// From the end of the `ts` number to the start of the row id's (or to the item's end
+    /// when it has none); empty: nothing remembered.
+    before_row_id: Vec<u8>,
+    /// From the end of the row id's number to the item's end, when it has one.
+    after_row_id: Option<Vec<u8>>,
+    /// The item's strings, where they lie in those bytes.
+    schema: Option<KeySpan>,
+    table: Option<KeySpan>,
+    claim_check: Option<KeySpan>,
+    partition: Option<i64>,
+    kind: Option<u64>,
+    handle_key_only: bool,
+}
+
+/// Where a string of a remembered key item lies: in the bytes before its row id, or after.
+#[derive(Clone)]
+struct KeySpan {
+    after_row_id: bool,
+    range: Range<usize>,
+}
+
+const TS_FIRST: &[u8] = b"{\"ts\":";
+
+impl KeyItems {
+    fn read<'a>(&mut self, json: &'a [u8]) -> FaultResult<KeyItem<'a>> {
+        if let Some(key) = self.repeated.read(json) {
+            return Ok(key);
+        }
+        let (key, numbers) = read_key(json, &mut self.members)?;
+        self.repeated.remember(json, numbers, &key);
+        Ok(key)
+    }
+}
+
+impl RepeatedKey {
+    /// The key item `json`, when it repeats the remembered one but for its `ts` and row id.
+    #[inline]
+    fn read<'a>(&self, json: &'a [u8]) -> Option<KeyItem<'a>> {
+        let rest = json.strip_prefix(TS_FIRST)?;
+        let mut ts = 0;
+        let digits = digits::read_digits(rest, &mut ts);
+        let rest = rest.get(digits..).filter(|_| (1..=19).contains(&digits) && !self.before_row_id.is_empty())?;
+        let row_id_at = json.len() - rest.len() + self.before_row_id.len();
+        let after_at = match &self.after_row_id {
+            None => (rest[..] == self.before_row_id[..]).then_some(json.len())?,
+            Some(after) => {
+                let row_id = rest.strip_prefix(&self.before_row_id[..])?;
+                let sign = usize::from(row_id.first() == Some(&b'-'));
+                let digits = digits::read_digits(&row_id[sign..], &mut 0);
+                let after_row_id = row_id.get(sign + digits..).filter(|_| digits > 0)?;
+                (after_row_id == &after[..]).then_some(json.len() - after_row_id.len())?
+            }
+        };
+        let text = |span: &Option<KeySpan>| match span {
+            Some(KeySpan { after_row_id, range }) => {
+                let at = if *after_row_id { after_at } else { row_id_at - self.before_row_id.len() };
+                std::str::from_utf8(&json[at + range.start..at + range.end]).ok().map(|s| Some(Cow::Borrowed(s)))
+            }
+            None => Some(None),
+        };
+        Some(KeyItem {
+            ts,
+            schema: text(&self.schema)?,
+            table: text(&self.table)?,
+            partition: self.partition,
+            kind: self.kind,
+            handle_key_only: self.handle_key_only,
+            claim_check: text(&self.claim_check)?,
+        })
+    }
+
+    /// Remembers `key`, read in full from `json` (see [`KeyNumbers`]); strings with escapes
+    /// (not spans of `json`) leave nothing remembered.
+    fn remember(&mut self, json: &[u8], numbers: KeyNumbers, key: &KeyItem<'_>) {
+        self.before_row_id.clear();
+        let Some(ts_end) = numbers.ts_end.filter(|_| json.starts_with(TS_FIRST)) else { return };
+        let (before, after) = match numbers.row_id {
+            Some(row_id) => (ts_end..row_id.start, Some(row_id.end..json.len())),
+            None => (ts_end..json.len(), None),
+        };
+        let span = |text: &Option<Text<'_>>| {
+            let Some(text) = text else { return Some(None) };
+            let Cow::Borrowed(text) = text else { return None };
+            let at = span_in(json, text.as_bytes())?;
+            match &after {
+                Some(after) if at.start >= after.start => {
+                    Some(Some(KeySpan { after_row_id: true, range: at.start - after.start..at.end - after.start }))
+                }
+                _ if at.end <= before.end => {
+                    Some(Some(KeySpan { after_row_id: false, range: at.start - before.start..at.end - before.start }))
+                }
+                _ => None,
+            }
+        };
+        let (Some(schema), Some(table), Some(claim_check)) =
+            (span(&key.schema), span(&key.table), span(&key.claim_check))
+        else {
+            return;
+        };
+        self.before_row_id.extend_from_slice(&json[before]);
+        self.after_row_id = after.map(|after| json[after].to_vec());
+        (self.schema, self.table, self.claim_check) = (schema, table, claim_check);
+        (self.partition, self.kind, self.handle_key_only) = (key.partition, key.kind, key.handle_key_only);
+    }
+}
+
+/// Where the numbers of a key item read in full lie: the end of its `ts` when that was its
+/// first member and its only `ts`, and its row id's number when it had one `rid`, an integer.
+#[derive(Default)]
+struct KeyNumbers {
+    ts_end: Option<usize>,
+    row_id: Option<Range<usize>>,
+}
+
 /// Reads a key item, its members matched against those the last key item wrote (`members`).
-fn read_key<'a>(json: &'a [u8], members: &mut KeyOrder<KeyMember>) -> FaultResult<KeyItem<'a>> {
+fn read_key<'a>(json: &'a [u8], members: &mut KeyOrder<KeyMember>) -> FaultResult<(KeyItem<'a>, KeyNumbers)> {
     let mut cur = JsonCursor::new(json)?;
     let mut k = KeyItem::default();
+    let mut numbers = KeyNumbers::default();
+    let mut row_ids = 0;
     cur.begin_object()?;
     let mut nth = 0;
     while let Some(member) = members.next(&mut cur, nth, KeyMember::of)? {
-        nth += 1;
         match member {
-            KeyMember::Ts => k.ts = cur.u64()?,
+            KeyMember::Ts => {
+                k.ts = cur.u64()?;
+                numbers.ts_end = (nth == 0).then_some(cur.offset());
+            }
             KeyMember::Schema => k.schema = nonempty(nullable_string(&mut cur)?),
             KeyMember::Table => k.table = nonempty(nullable_string(&mut cur)?),
             KeyMember::Partition => k.partition = if cur.null()? { None } else { Some(cur.i64()?) },
             KeyMember::Kind => k.kind = Some(cur.u64()?),
             KeyMember::HandleKeyOnly => k.handle_key_only = !cur.null()? && cur.bool()?,
             KeyMember::ClaimCheck => k.claim_check = nonempty(nullable_string(&mut cur)?),
+            KeyMember::RowId => {
+                cur.peek();
+                let start = cur.offset();
+                cur.skip_value()?;
+                let number = &json[start..cur.offset()];
+                let integer = number.strip_prefix(b"-").unwrap_or(number);
+                row_ids += 1;
+                numbers.row_id =
+                    (!integer.is_empty() && integer.iter().all(u8::is_ascii_digit)).then_some(start..cur.offset());
+            }
             KeyMember::Other => cur.skip_value()?,
         }
+        nth += 1;
     }
     if !cur.at_end() {
         return Err(cur.fault("trailing bytes after the key object"));
     }
-    Ok(k)
+    if row_ids > 1 {
+        numbers.row_id = None;
+        numbers.ts_end = None;
+    }
+    Ok((k, numbers))
 }
 
 fn nullable_string<'a>(cur: &mut JsonCursor<'a>) -> FaultResult<Option<Text<'a>>> {
@@ -245,7 +395,7 @@ impl OpenCodec {
         (value_at, item): (usize, &'a [u8]),
         out: &mut MessageEvents<'a>,
     ) -> FaultResult<()> {
-        let key = read_key(key_json, &mut self.key_members).map_err(at_base(key_at, "key"))?;
+        let key = self.key_items.read(key_json).map_err(at_base(key_at, "key"))?;
         let kind = key.kind.ok_or_else(|| Fault::new(key_at, "key item without a message type \"t\" (in the key)"))?;
         match kind {
             TYPE_RESOLVED => {
@@ -411,7 +561,7 @@ impl OpenCodec {
     ) -> FaultResult<bool> {
         let mut pairs = Pairs::new(key, value)?;
         while let Some(((_, key_json), (value_at, item))) = pairs.next()? {
-            let key = read_key(key_json, &mut self.key_members)?;
+            let key = self.key_items.read(key_json)?;
             if key.kind != Some(TYPE_ROW) || key.handle_key_only || key.claim_check.is_some() {
                 return Ok(false);
             }
@@ -1112,12 +1262,41 @@ mod tests {
             r#"{"ts":11,"scm":"s","tbl":"t"}"#,
             r#"{"ts":"12","scm":"s","tbl":"t","t":1}"#,
             r#"{"ts":13,"scm":"s","tbl":"t","t":1}"#,
+            // Each of these twice, so that the second may repeat the first but for its ts.
+            r#"{"ts":14,"scm":"s\u0032","tbl":"t","t":1}"#,
+            r#"{"ts":15,"scm":"s","tbl":"t","t":1,"ts":99}"#,
+            r#"{"ts":0016,"scm":"s","tbl":"t","t":1}"#,
+            r#"{"ts":17.5,"scm":"s","tbl":"t","t":1}"#,
+            r#"{"ts":18,"scm":"s","tbl":"t","t":1}x"#,
+            r#"{"ts":19,"scm":"","tbl":null,"t":1,"ptn":-3,"ohk":false,"ccl":"f"}"#,
+            r#"{"ts":18446744073709551615,"scm":"s","tbl":"t","t":1}"#,
+            r#"{"ts":18446744073709551616,"scm":"s","tbl":"t","t":1}"#,
+            r#"{"ts":1844674407370955161,"scm":"s","tbl":"t","t":1}"#,
+            r#"{"ts":-1,"scm":"s","tbl":"t","t":1}"#,
+            // TiCDC's own, with the row id of its handle.
+            r#"{"ts":20,"scm":"s","tbl":"t","rid":7,"t":1}"#,
+            r#"{"ts":21,"scm":"s","tbl":"t","rid":-7,"ptn":2,"t":1,"ccl":"c"}"#,
+            r#"{"ts":22,"rid":7,"scm":"s","tbl":"t","t":1,"ccl":"c"}"#,
+            r#"{"ts":23,"scm":"s","tbl":"t","rid":7.5,"t":1}"#,
+            r#"{"ts":24,"scm":"s","tbl":"t","rid":"7","t":1}"#,
+            r#"{"ts":25,"scm":"s","tbl":"t","rid":7,"rid":8,"t":1}"#,
+            r#"{"ts":26,"scm":"s","tbl":"t","rid":7}"#,
+            r#"{"ts":27,"scm":"s","tbl":"t","rid":7,"t":1,"ccl":"a tail longer than the whole of the key item after it"}"#,
+            r#"{"ts":28,"scm":"s","tbl":"t","rid":7}"#,
         ];
         let mut shared = OpenCodec::new(Compression::None);
-        for key_item in keys {
-            let m = framed([(key_item, item)]);
-            assert_eq!(decoded(&mut shared, &m), decoded(&mut OpenCodec::new(Compression::None), &m), "{key_item}");
+        let mut repeated = 0;
+        for (i, key_item) in keys.iter().enumerate() {
+            let again = key_item.replacen(r#""ts":1"#, r#""ts":2"#, 1).replacen(r#""rid":"#, r#""rid":1"#, 1);
+            for key_item in if i >= 13 { vec![key_item.to_string(), again] } else { vec![key_item.to_string()] } {
+                repeated += usize::from(shared.key_items.repeated.read(key_item.as_bytes()).is_some());
+                let m = framed([(key_item.as_str(), item)]);
+                let fresh = decoded(&mut OpenCodec::new(Compression::None), &m);
+                assert_eq!(decoded(&mut shared, &m), fresh, "{key_item}");
+            }
         }
+        // Some were read from what the one before said.
+        assert!(repeated >= 8, "{repeated}");
     }
 
     const TEXT_NOT_UTF8: &str = r#"{"u":{"a":{"t":3,"h":true,"f":11,"v":1},"b":{"t":252,"f":0,"v":"c6RyaW5nMQ=="}}}"#;
