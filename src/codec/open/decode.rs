@@ -203,25 +203,18 @@ struct KeyItems {
 /// What a key item read in full said after its leading `ts`, and the bytes that said it.
 #[derive(Default)]
 struct RepeatedKey {
-    /// From the end of the `ts` number to the start of the row id's (or to the item's end
-    /// when it has none); empty: nothing remembered.
-    before_row_id: Vec<u8>,
-    /// From the end of the row id's number to the item's end, when it has one.
-    after_row_id: Option<Vec<u8>>,
-    /// The item's strings, where they lie in those bytes.
-    schema: Option<KeySpan>,
-    table: Option<KeySpan>,
-    claim_check: Option<KeySpan>,
+    /// From the end of the `ts` number to the item's end, without the row id's number;
+    /// empty: nothing remembered.
+    tail: Vec<u8>,
+    /// Where in `tail` the row id's number was, when the item had one.
+    row_id_at: Option<usize>,
+    /// The item's strings, as spans of `tail`.
+    schema: Option<Range<usize>>,
+    table: Option<Range<usize>>,
+    claim_check: Option<Range<usize>>,
     partition: Option<i64>,
     kind: Option<u64>,
     handle_key_only: bool,
-}
-
-/// Where a string of a remembered key item lies: in the bytes before its row id, or after.
-#[derive(Clone)]
-struct KeySpan {
-    after_row_id: bool,
-    range: Range<usize>,
 }
 
 const TS_FIRST: &[u8] = b"{\"ts\":";
@@ -244,22 +237,23 @@ impl RepeatedKey {
         let rest = json.strip_prefix(TS_FIRST)?;
         let mut ts = 0;
         let digits = digits::read_digits(rest, &mut ts);
-        let rest = rest.get(digits..).filter(|_| (1..=19).contains(&digits) && !self.before_row_id.is_empty())?;
-        let row_id_at = json.len() - rest.len() + self.before_row_id.len();
-        let after_at = match &self.after_row_id {
-            None => (rest[..] == self.before_row_id[..]).then_some(json.len())?,
-            Some(after) => {
-                let row_id = rest.strip_prefix(&self.before_row_id[..])?;
+        let rest = rest.get(digits..).filter(|_| (1..=19).contains(&digits) && !self.tail.is_empty())?;
+        let tail_at = json.len() - rest.len();
+        // How far the bytes of `tail` after the row id lie from where `tail` puts them.
+        let row_id_len = match self.row_id_at {
+            None => (rest == &self.tail[..]).then_some(0)?,
+            Some(split) => {
+                let (before, after) = self.tail.split_at(split);
+                let row_id = rest.strip_prefix(before)?;
                 let sign = usize::from(row_id.first() == Some(&b'-'));
                 let digits = digits::read_digits(&row_id[sign..], &mut 0);
-                let after_row_id = row_id.get(sign + digits..).filter(|_| digits > 0)?;
-                (after_row_id == &after[..]).then_some(json.len() - after_row_id.len())?
+                (digits > 0 && row_id.get(sign + digits..)? == after).then_some(sign + digits)?
             }
         };
-        let text = |span: &Option<KeySpan>| match span {
-            Some(KeySpan { after_row_id, range }) => {
-                let at = if *after_row_id { after_at } else { row_id_at - self.before_row_id.len() };
-                std::str::from_utf8(&json[at + range.start..at + range.end]).ok().map(|s| Some(Cow::Borrowed(s)))
+        let text = |span: &Option<Range<usize>>| match span {
+            Some(span) => {
+                let at = tail_at + if self.row_id_at.is_some_and(|split| span.start >= split) { row_id_len } else { 0 };
+                std::str::from_utf8(&json[at + span.start..at + span.end]).ok().map(|s| Some(Cow::Borrowed(s)))
             }
             None => Some(None),
         };
@@ -277,24 +271,18 @@ impl RepeatedKey {
     /// Remembers `key`, read in full from `json` (see [`KeyNumbers`]); strings with escapes
     /// (not spans of `json`) leave nothing remembered.
     fn remember(&mut self, json: &[u8], numbers: KeyNumbers, key: &KeyItem<'_>) {
-        self.before_row_id.clear();
+        self.tail.clear();
         let Some(ts_end) = numbers.ts_end.filter(|_| json.starts_with(TS_FIRST)) else { return };
-        let (before, after) = match numbers.row_id {
-            Some(row_id) => (ts_end..row_id.start, Some(row_id.end..json.len())),
-            None => (ts_end..json.len(), None),
-        };
+        let after_ts = &json[ts_end..];
+        let row_id = numbers.row_id.map(|r| r.start - ts_end..r.end - ts_end);
         let span = |text: &Option<Text<'_>>| {
             let Some(text) = text else { return Some(None) };
             let Cow::Borrowed(text) = text else { return None };
-            let at = span_in(json, text.as_bytes())?;
-            match &after {
-                Some(after) if at.start >= after.start => {
-                    Some(Some(KeySpan { after_row_id: true, range: at.start - after.start..at.end - after.start }))
-                }
-                _ if at.end <= before.end => {
-                    Some(Some(KeySpan { after_row_id: false, range: at.start - before.start..at.end - before.start }))
-                }
-                _ => None,
+            let at = span_in(after_ts, text.as_bytes())?;
+            match &row_id {
+                Some(r) if at.start >= r.end => Some(Some(at.start - r.len()..at.end - r.len())),
+                Some(r) if at.end > r.start => None,
+                _ => Some(Some(at)),
             }
         };
         let (Some(schema), Some(table), Some(claim_check)) =
@@ -302,8 +290,14 @@ impl RepeatedKey {
         else {
             return;
         };
-        self.before_row_id.extend_from_slice(&json[before]);
-        self.after_row_id = after.map(|after| json[after].to_vec());
+        match &row_id {
+            Some(r) => {
+                self.tail.extend_from_slice(&after_ts[..r.start]);
+                self.tail.extend_from_slice(&after_ts[r.end..]);
+            }
+            None => self.tail.extend_from_slice(after_ts),
+        }
+        self.row_id_at = row_id.map(|r| r.start);
         (self.schema, self.table, self.claim_check) = (schema, table, claim_check);
         (self.partition, self.kind, self.handle_key_only) = (key.partition, key.kind, key.handle_key_only);
     }
