@@ -262,8 +262,8 @@ pub(super) fn append_values<'v, V: WireValue<'v>>(
         }
         B::Float32(b) => each!(b, |value, at| b.append_value(value.float().ok_or_else(|| bad(value, at))? as f32)),
         B::Float64(b) => each!(b, |value, at| b.append_value(value.float().ok_or_else(|| bad(value, at))?)),
-        B::Date(b) => each!(b, |value, at| match mysql::parse_date(text(value).ok_or_else(|| bad(value, at))?) {
-            Some(Some(d)) => b.append_value(mysql::days_from_civil(d.year, d.month, d.day) as i32),
+        B::Date(b) => each!(b, |value, at| match mysql::parse_date_days(text(value).ok_or_else(|| bad(value, at))?) {
+            Some(Some(days)) => b.append_value(days),
             Some(None) => {
                 stats.zero_dates += 1;
                 b.append_null()

@@ -155,22 +155,25 @@ impl<'a> Cursor<'a> {
     }
 
     /// A uvarint used as a length or count: at most `i32::MAX` (as Go checks) and at most
-    /// `remaining / min_bytes_each`, so that nothing sized by it can exceed the input.
+    /// `remaining / min_bytes_each`, so that nothing sized by it can exceed the input. Read for
+    /// every column group and size table: inlined, its faults made out of line.
+    #[inline(always)]
     pub fn count(&mut self, min_bytes_each: usize, what: &str) -> FaultResult<usize> {
         let at = self.pos;
         let n = self.uvarint()?;
-        self.check_count(at, n, min_bytes_each, what)
+        if n <= i32::MAX as u64 && (n as usize).saturating_mul(min_bytes_each) <= self.remaining() {
+            return Ok(n as usize);
+        }
+        Err(self.count_fault(at, n, what))
     }
 
-    fn check_count(&self, at: usize, n: u64, min_bytes_each: usize, what: &str) -> FaultResult<usize> {
+    #[cold]
+    #[inline(never)]
+    fn count_fault(&self, at: usize, n: u64, what: &str) -> Fault {
         if n > i32::MAX as u64 {
-            return Err(Fault::new(at, format!("{what} {n} is greater than max int32")));
+            return Fault::new(at, format!("{what} {n} is greater than max int32"));
         }
-        let n = n as usize;
-        if n.saturating_mul(min_bytes_each) > self.remaining() {
-            return Err(Fault::new(at, format!("{what} {n} cannot fit in the {} bytes left", self.remaining())));
-        }
-        Ok(n)
+        Fault::new(at, format!("{what} {n} cannot fit in the {} bytes left", self.remaining()))
     }
 
     /// A 64-bit little-endian IEEE-754 float.
