@@ -388,7 +388,7 @@ pub fn parse_date(s: &[u8]) -> Option<Option<CivilDate>> {
 
 /// `YYYY-MM-DD` as days since the epoch. Outer None: not a date. Inner None: a zero date.
 #[inline(always)]
-pub fn parse_date_days(s: &[u8]) -> Option<Option<i32>> {
+pub(crate) fn parse_date_days(s: &[u8]) -> Option<Option<i32>> {
     match canonical_date_days(s) {
         Some(days) => Some(Some(days)),
         None => parse_date(s).map(|date| date.map(|d| days_from_civil(d.year, d.month, d.day) as i32)),
