@@ -314,6 +314,28 @@ pub(crate) fn float_text(v: f64, shortest: impl FnOnce() -> String) -> String {
     }
 }
 
+/// Room for the one value a JSON codec is decoding on its way into its column (a string with
+/// escapes, a binary string in the protocol's text form), kept from one value to the next.
+#[derive(Default)]
+pub(crate) struct ValueScratch {
+    pub(crate) text: String,
+    pub(crate) bytes: Vec<u8>,
+}
+
+impl ValueScratch {
+    /// The most room kept after a message: one large value is not held for the decoder's life.
+    const MAX_KEPT: usize = 1 << 20;
+
+    pub(crate) fn release_large(&mut self) {
+        if self.text.capacity() > Self::MAX_KEPT {
+            self.text = String::new();
+        }
+        if self.bytes.capacity() > Self::MAX_KEPT {
+            self.bytes = Vec::new();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -402,5 +424,17 @@ mod tests {
             }
             assert!(owned_values >= 8, "{protocol:?}: the values under test must need their own buffers");
         }
+    }
+
+    #[test]
+    fn decoded_values_keep_their_room_only_up_to_the_bound() {
+        let mut decoded = ValueScratch::default();
+        decoded.text.push_str(&"x".repeat(100));
+        decoded.release_large();
+        assert!(decoded.text.capacity() >= 100);
+        decoded.text.push_str(&"x".repeat(ValueScratch::MAX_KEPT));
+        decoded.bytes.resize(ValueScratch::MAX_KEPT + 1, 0);
+        decoded.release_large();
+        assert_eq!((decoded.text.capacity(), decoded.bytes.capacity()), (0, 0));
     }
 }

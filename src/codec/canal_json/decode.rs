@@ -22,7 +22,7 @@ use std::ops::Range;
 
 use base64::Engine;
 
-use crate::codec::{Codec, Protocol};
+use crate::codec::{Codec, Protocol, ValueScratch};
 use crate::columns::{Null, TableColumns};
 use crate::error::{Fault, FaultResult};
 use crate::event::{recycle, same_name, ColumnType, Event, EventKind, MessageEvents, Text, Value};
@@ -37,7 +37,7 @@ pub struct CanalJsonCodec {
     /// The `mysqlType` map's allocation, kept empty between objects (see [`recycle`]).
     types: Vec<MySqlTypeEntry<'static>>,
     /// Room for the values the direct path decodes on their way into the columns.
-    decoded: Decoded,
+    decoded: ValueScratch,
     tables: Tables,
     /// The keys of objects as the last one wrote them.
     header_keys: KeyOrder<HeaderKey>,
@@ -1027,7 +1027,7 @@ impl TableCache {
         cur: &mut JsonCursor<'a>,
         rows: &mut TableColumns,
         of: RowsOf,
-        decoded: &mut Decoded,
+        decoded: &mut ValueScratch,
     ) -> FaultResult<Option<usize>> {
         if cur.null()? {
             return Ok(None);
@@ -1156,7 +1156,7 @@ fn put_value(
     form: ValueForm,
     field: Option<usize>,
     rows: &mut TableColumns,
-    decoded: &mut Decoded,
+    decoded: &mut ValueScratch,
 ) -> FaultResult<()> {
     let at = cur.offset();
     match cur.peek() {
@@ -1188,28 +1188,6 @@ fn put_value(
         ),
         Some(b'-' | b'0'..=b'9') => rows.put(field, cur.number_text()?, at),
         _ => Err(cur.fault("column value must be a string or null")),
-    }
-}
-
-/// Room for the one value being decoded (a string with escapes, a Latin-1 binary string), kept
-/// from one value to the next.
-#[derive(Default)]
-struct Decoded {
-    text: String,
-    bytes: Vec<u8>,
-}
-
-impl Decoded {
-    /// The most room kept after a message: one large value is not held for the decoder's life.
-    const MAX_KEPT: usize = 1 << 20;
-
-    fn release_large(&mut self) {
-        if self.text.capacity() > Self::MAX_KEPT {
-            self.text = String::new();
-        }
-        if self.bytes.capacity() > Self::MAX_KEPT {
-            self.bytes = Vec::new();
-        }
     }
 }
 
@@ -1293,18 +1271,6 @@ mod tests {
         v.push(MySqlTypeEntry::new(Cow::Borrowed("id"), ColumnType::new(MySqlType::Int)));
         let recycled: Vec<MySqlTypeEntry<'_>> = recycle(v);
         assert_eq!(recycled.capacity(), 12);
-    }
-
-    #[test]
-    fn decoded_values_keep_their_room_only_up_to_the_bound() {
-        let mut decoded = Decoded::default();
-        decoded.text.push_str(&"x".repeat(100));
-        decoded.release_large();
-        assert!(decoded.text.capacity() >= 100);
-        decoded.text.push_str(&"x".repeat(Decoded::MAX_KEPT));
-        decoded.bytes.resize(Decoded::MAX_KEPT + 1, 0);
-        decoded.release_large();
-        assert_eq!((decoded.text.capacity(), decoded.bytes.capacity()), (0, 0));
     }
 
     fn message(types: &str, data: &str) -> String {

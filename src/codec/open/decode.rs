@@ -13,7 +13,7 @@ use base64::Engine;
 
 use super::{gotext, read_u64, BATCH_VERSION, TYPE_DDL, TYPE_RESOLVED, TYPE_ROW};
 use crate::canonical_base64;
-use crate::codec::{Codec, Protocol};
+use crate::codec::{Codec, Protocol, ValueScratch};
 use crate::columns::TableColumns;
 use crate::digits;
 use crate::error::{Fault, FaultResult};
@@ -37,6 +37,7 @@ pub struct OpenCodec {
     headers: ColumnHeaders,
     key_items: KeyItems,
     plan: FieldPlan,
+    scratch: ValueScratch,
 }
 
 impl OpenCodec {
@@ -46,6 +47,7 @@ impl OpenCodec {
             headers: ColumnHeaders::default(),
             key_items: KeyItems::default(),
             plan: FieldPlan::default(),
+            scratch: ValueScratch::default(),
         }
     }
 }
@@ -76,7 +78,9 @@ impl Codec for OpenCodec {
         rows: &mut TableColumns,
     ) -> FaultResult<bool> {
         let Some(key) = key.filter(|_| self.compression == Compression::None) else { return Ok(false) };
-        self.put_message(key, value, out, rows)
+        let put = self.put_message(key, value, out, rows);
+        self.scratch.release_large();
+        put
     }
 }
 
@@ -624,8 +628,7 @@ impl OpenCodec {
     /// returns how many there were; None when it gives up. The new row's columns are planned:
     /// each one's field, and the type its value was read with. An old image is put only when it
     /// names the same columns in the same order, each of the same type, and it is begun only
-    /// when it has a column (`"p":{}` is an INSERT). Each per-column closure is inlined, which
-    /// the inliner did in some builds and not in others.
+    /// when it has a column (`"p":{}` is an INSERT).
     fn put_image(
         &mut self,
         cur: &mut JsonCursor<'_>,
@@ -640,42 +643,9 @@ impl OpenCodec {
         cur.begin_object()?;
         let mut first = true;
         while cur.next_member(&mut first)? {
-            let (headers, plan) = (&mut self.headers, &mut self.plan);
-            let put = if old {
-                let Some(planned) = plan.columns.get(position) else { return Ok(None) };
-                let forced = |name: &str, header| planned.ty.flags.filter(|_| planned.is_named(name, header));
-                headers.read_column(
-                    cur,
-                    position,
-                    base,
-                    forced,
-                    #[inline(always)]
-                    |name, header, ty, value, at, spare| {
-                        if !planned.is_named(&name, header) || !ty.same_type(&planned.ty) {
-                            return Ok(false);
-                        }
-                        if position == 0 {
-                            rows.begin_image(true);
-                        }
-                        rows.put(planned.field, &value, at)?;
-                        spare.give_column(name, value);
-                        Ok(true)
-                    },
-                )?
-            } else {
-                headers.read_column(
-                    cur,
-                    position,
-                    base,
-                    |_, _| None,
-                    #[inline(always)]
-                    |name, header, ty, value, at, spare| {
-                        let field = plan.new_column(position, &name, header, ty, rows);
-                        rows.put(field, &value, at)?;
-                        spare.give_column(name, value);
-                        Ok(true)
-                    },
-                )?
+            let put = match self.put_remembered(cur, position, base, rows, old)? {
+                Some(put) => put,
+                None => self.put_read(cur, position, base, rows, old)?,
             };
             if !put {
                 return Ok(None);
@@ -689,6 +659,88 @@ impl OpenCodec {
             self.plan.columns.truncate(position);
         }
         Ok(Some(position))
+    }
+
+    /// Puts the `position`-th column of an image when it opens with the text remembered for
+    /// that position (see [`ColumnHeaders`]): its value goes from the wire into its column.
+    /// None, the cursor unmoved, when it does not; false to give the message up (also when the
+    /// value is not the column's last member, which a remembered text never ends with).
+    #[inline(always)]
+    fn put_remembered(
+        &mut self,
+        cur: &mut JsonCursor<'_>,
+        position: usize,
+        base: usize,
+        rows: &mut TableColumns,
+        old: bool,
+    ) -> FaultResult<Option<bool>> {
+        let Some((name, header)) = self.headers.skip(cur, position) else { return Ok(None) };
+        let (field, mut ty) = if old {
+            let Some(planned) = self.plan.columns.get(position).filter(|p| p.is_named(name, Some(header.stamp))) else {
+                return Ok(Some(false));
+            };
+            if position == 0 {
+                rows.begin_image(true);
+            }
+            // The old columns take the flags of the new row's (see `read_images`).
+            let ty = match planned.ty.flags {
+                Some(flags) if Some(flags) != header.ty.flags => column_type(header.ty.base, flags),
+                _ => header.ty.clone(),
+            };
+            (planned.field, ty)
+        } else {
+            let ty = header.ty.clone();
+            (self.plan.new_column(position, name, Some(header.stamp), ty.clone(), rows), ty)
+        };
+        let at = cur.offset();
+        ty.binary |= put_value(cur, ty.base, ty.flags.unwrap_or_default(), field, rows, base + at, &mut self.scratch)?;
+        if cur.peek() != Some(b'}') {
+            return Ok(Some(false));
+        }
+        cur.seek(cur.offset() + 1);
+        Ok(Some(match self.plan.columns.get_mut(position) {
+            Some(planned) if old => ty.same_type(&planned.ty),
+            Some(planned) => {
+                planned.ty = ty;
+                true
+            }
+            None => false,
+        }))
+    }
+
+    /// Puts the `position`-th column of an image read in full (see
+    /// [`ColumnHeaders::read_new_header`]); false to give the message up.
+    fn put_read(
+        &mut self,
+        cur: &mut JsonCursor<'_>,
+        position: usize,
+        base: usize,
+        rows: &mut TableColumns,
+        old: bool,
+    ) -> FaultResult<bool> {
+        let planned = match self.plan.columns.get(position) {
+            None if old => return Ok(false),
+            planned => planned.filter(|_| old),
+        };
+        let forced = |name: &str| planned.and_then(|p| p.ty.flags.filter(|_| p.is_named(name, None)));
+        let column = self.headers.read_new_header(cur, position, base, forced)?;
+        match planned {
+            Some(planned) => {
+                if !planned.is_named(&column.name, None) || !column.ty.same_type(&planned.ty) {
+                    return Ok(false);
+                }
+                if position == 0 {
+                    rows.begin_image(true);
+                }
+                rows.put(planned.field, &column.value, column.at)?;
+            }
+            None => {
+                let field = self.plan.new_column(position, &column.name, None, column.ty, rows);
+                rows.put(field, &column.value, column.at)?;
+            }
+        }
+        cur.spare().give_column(column.name, column.value);
+        Ok(true)
     }
 }
 
@@ -808,27 +860,34 @@ impl ColumnHeaders {
         let (name, header, ty, value, at) = 'read: {
             cur.peek();
             let start = cur.offset();
-            if let Some(h) = self.by_position.get(position) {
-                if cur.skip_if_next(&h.text) {
-                    let name = cur.slice(start + 1..start + 1 + h.name_len);
-                    let ty = match forced(name, Some(h.stamp)) {
-                        Some(flags) if Some(flags) != h.ty.flags => column_type(h.ty.base, flags),
-                        _ => h.ty.clone(),
-                    };
-                    let value_at = cur.offset();
-                    let value = read_value(cur, ty.base, ty.flags.unwrap_or_default())?;
-                    if cur.peek() == Some(b'}') {
-                        cur.seek(cur.offset() + 1);
-                        let ty = value_type(ty, &value);
-                        break 'read (Cow::Borrowed(name), Some(h.stamp), ty, value, base + value_at);
-                    }
-                    cur.seek(start);
+            if let Some((name, h)) = self.skip(cur, position) {
+                let ty = match forced(name, Some(h.stamp)) {
+                    Some(flags) if Some(flags) != h.ty.flags => column_type(h.ty.base, flags),
+                    _ => h.ty.clone(),
+                };
+                let value_at = cur.offset();
+                let value = read_value(cur, ty.base, ty.flags.unwrap_or_default())?;
+                if cur.peek() == Some(b'}') {
+                    cur.seek(cur.offset() + 1);
+                    let ty = value_type(ty, &value);
+                    break 'read (Cow::Borrowed(name), Some(h.stamp), ty, value, base + value_at);
                 }
+                cur.seek(start);
             }
             let column = self.read_new_header(cur, position, base, |name| forced(name, None))?;
             (column.name, None, column.ty, column.value, column.at)
         };
         take(name, header, ty, value, at, cur.spare())
+    }
+
+    /// Steps past the text remembered at `position` when the column at the cursor opens with it,
+    /// to the column's value; returns the column's name and what the text said.
+    #[inline(always)]
+    fn skip<'b>(&self, cur: &mut JsonCursor<'b>, position: usize) -> Option<(&'b str, &ColumnHeader)> {
+        let h = self.by_position.get(position)?;
+        cur.peek();
+        let start = cur.offset();
+        cur.skip_if_next(&h.text).then(|| (cur.slice(start + 1..start + 1 + h.name_len), h))
     }
 
     /// Reads a column in full, remembering the text before its value at `position` when that
@@ -1016,6 +1075,86 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, ty: MySqlType, flags: u64) -> FaultR
         Some(_) => Err(cur.fault("column value must be a string, a number or null")),
         None => Err(cur.fault("unexpected end of the value item")),
     }
+}
+
+/// Puts one `v` into `rows` for `field`, read as [`read_value`] reads it but with no [`Value`]
+/// between the wire and the column for the common forms: text and binary strings go straight
+/// into a column of their kind (through `scratch` into any other), integers as integers. The
+/// rest (BLOB/TEXT's base64, floats, numbers as text) are read as values. Returns whether the
+/// value was bytes (see [`value_type`]). `at` is the value's offset in the message.
+#[inline(always)]
+fn put_value(
+    cur: &mut JsonCursor<'_>,
+    ty: MySqlType,
+    flags: u64,
+    field: Option<usize>,
+    rows: &mut TableColumns,
+    at: usize,
+    scratch: &mut ValueScratch,
+) -> FaultResult<bool> {
+    use MySqlType::*;
+    let binary = flags & flag::BINARY != 0;
+    match cur.peek() {
+        Some(b'n') => {
+            cur.null()?;
+            rows.put(field, crate::columns::Null, at)?;
+            Ok(false)
+        }
+        Some(b'"') if matches!(ty, Char | VarChar) && binary => {
+            rows.put_bytes_with(
+                field,
+                at,
+                &mut scratch.bytes,
+                #[inline(always)]
+                |bytes| go_quoted_or_into(cur, bytes),
+            )?;
+            Ok(true)
+        }
+        Some(b'"') if !matches!(ty, TinyText | Text | MediumText | LongText | Geometry) => {
+            rows.put_text_with(
+                field,
+                at,
+                &mut scratch.text,
+                #[inline(always)]
+                |text| cur.string_or_into(text),
+            )?;
+            Ok(false)
+        }
+        Some(b'-' | b'0'..=b'9') if ty.is_integer() && flags & flag::UNSIGNED != 0 => {
+            rows.put(field, cur.u64()?, at)?;
+            Ok(false)
+        }
+        Some(b'-' | b'0'..=b'9') if ty.is_integer() => {
+            rows.put(field, cur.i64()?, at)?;
+            Ok(false)
+        }
+        _ => {
+            let value = read_value(cur, ty, flags)?;
+            rows.put(field, &value, at)?;
+            let bytes = matches!(value, Value::Bytes(_));
+            cur.spare().give_value(value);
+            Ok(bytes)
+        }
+    }
+}
+
+/// A binary string's bytes, Go's quoting and the JSON escapes undone in one pass where they can
+/// be, else the general way: borrowed when it has no escapes, else written onto `out` (see
+/// [`JsonCursor::string_or_into`]).
+#[inline(always)]
+fn go_quoted_or_into<'b>(cur: &mut JsonCursor<'b>, out: &mut Vec<u8>) -> FaultResult<Option<&'b [u8]>> {
+    let len = out.len();
+    if let Some(read) = cur.string_with(|json, _| gotext::go_unquote_json_or_into(json, out))? {
+        return Ok(read);
+    }
+    out.truncate(len);
+    let at = cur.offset();
+    let value = read_string_value(cur, MySqlType::VarChar, true, at)?;
+    if let Value::Bytes(bytes) = &value {
+        out.extend_from_slice(bytes);
+    }
+    cur.spare().give_value(value);
+    Ok(None)
 }
 
 /// A `v` that is a string, typed by its column's code and binary flag.

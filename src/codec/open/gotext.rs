@@ -189,7 +189,7 @@ pub fn go_unquote<'s>(s: &'s str, spare: &mut SpareBuffers) -> Result<Cow<'s, [u
 /// JSON and unquotes the text, the general way that also says what is wrong. Bytes with escapes
 /// are written into a buffer from `spare`.
 pub fn go_unquote_json<'s>(json: &'s [u8], spare: &mut SpareBuffers) -> Option<(Cow<'s, [u8]>, usize)> {
-    let first = json.iter().position(|&c| matches!(c, b'"' | b'\\' | b'\n'))?;
+    let first = first_stop(json)?;
     if json[first] == b'"' {
         return Some((Cow::Borrowed(&json[..first]), first + 1));
     }
@@ -202,6 +202,32 @@ pub fn go_unquote_json<'s>(json: &'s [u8], spare: &mut SpareBuffers) -> Option<(
             None
         }
     }
+}
+
+/// [`go_unquote_json`] for a codec that decodes into a buffer it keeps (a binary column's own):
+/// the bytes borrowed when they have no escapes, else written onto the end of `out` and None
+/// returned in their place. When it returns None, `out` is as it was.
+pub fn go_unquote_json_or_into<'s>(json: &'s [u8], out: &mut Vec<u8>) -> Option<(Option<&'s [u8]>, usize)> {
+    let first = first_stop(json)?;
+    if json[first] == b'"' {
+        return Some((Some(&json[..first]), first + 1));
+    }
+    let len = out.len();
+    out.extend_from_slice(&json[..first]);
+    match unquote_json_from(json, first, out) {
+        Some(used) => Some((None, used)),
+        None => {
+            out.truncate(len);
+            None
+        }
+    }
+}
+
+/// Where the text of a JSON string as written first needs a look: its closing quote, an
+/// escape, or a raw newline (which Go would have quoted).
+#[inline(always)]
+fn first_stop(json: &[u8]) -> Option<usize> {
+    memchr::memchr3(b'"', b'\\', b'\n', json)
 }
 
 /// [`go_unquote_json`] from `i`, the first backslash; the length read.
