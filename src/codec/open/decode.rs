@@ -689,8 +689,14 @@ impl OpenCodec {
             };
             (planned.field, ty)
         } else {
-            let ty = header.ty.clone();
-            (self.plan.new_column(position, name, Some(header.stamp), ty.clone(), rows), ty)
+            let field = match self.plan.columns.get_mut(position) {
+                Some(planned) if planned.is_named(name, Some(header.stamp)) => {
+                    planned.header = Some(header.stamp);
+                    planned.field
+                }
+                _ => self.plan.new_column(position, name, Some(header.stamp), header.ty.clone(), rows),
+            };
+            (field, header.ty.clone())
         };
         let at = cur.offset();
         ty.binary |= put_value(cur, ty.base, ty.flags.unwrap_or_default(), field, rows, base + at, &mut self.scratch)?;
