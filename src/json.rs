@@ -336,6 +336,15 @@ impl<'a> JsonCursor<'a> {
                     i += 2;
                     let byte = match esc {
                         b'u' => {
+                            // Go's HTML-safe `\u003c` and control characters: ASCII, one byte.
+                            if let Some(&[b'0', b'0', high, low]) = b.get(i..i + 4) {
+                                let (high, low) = (hex_value(high), hex_value(low));
+                                if high < 8 && low < 16 {
+                                    out.push(high << 4 | low);
+                                    i += 4;
+                                    continue;
+                                }
+                            }
                             let (c, used) = self.unicode_escape(i)?;
                             out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
                             i += used;
