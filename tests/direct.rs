@@ -22,7 +22,7 @@ use ticdc_rs::schema::mysql::MySqlType;
 use ticdc_rs::{BatchDecoder, DecodeOptions, LayoutOptions, OnError, Protocol, TableName};
 
 /// The wire columns: name, type, flags.
-const COLUMNS: [(&str, MySqlType, u64); 9] = [
+const COLUMNS: [(&str, MySqlType, u64); 12] = [
     ("id", MySqlType::BigInt, flag::BINARY | flag::HANDLE_KEY | flag::PRIMARY_KEY),
     ("qty", MySqlType::Int, flag::BINARY | flag::NULLABLE),
     ("price", MySqlType::Decimal, flag::BINARY | flag::NULLABLE),
@@ -30,6 +30,9 @@ const COLUMNS: [(&str, MySqlType, u64); 9] = [
     ("blob", MySqlType::VarChar, flag::BINARY | flag::NULLABLE),
     ("at", MySqlType::DateTime, flag::BINARY | flag::NULLABLE),
     ("day", MySqlType::Date, flag::BINARY | flag::NULLABLE),
+    ("note", MySqlType::Text, flag::NULLABLE),
+    ("doc", MySqlType::Text, flag::BINARY | flag::NULLABLE),
+    ("small", MySqlType::Float, flag::BINARY | flag::NULLABLE),
     ("ratio", MySqlType::Double, flag::BINARY | flag::NULLABLE),
     ("extra", MySqlType::BigInt, flag::BINARY | flag::NULLABLE),
 ];
@@ -41,10 +44,13 @@ fn schema(views: bool) -> Arc<Schema> {
         Field::new("id", DataType::Int64, true),
         Field::new("qty", DataType::Int8, true),
         Field::new("price", DataType::Decimal128(10, 2), true),
-        Field::new("name", text, true),
-        Field::new("blob", bytes, true),
+        Field::new("name", text.clone(), true),
+        Field::new("blob", bytes.clone(), true),
         Field::new("at", DataType::Timestamp(TimeUnit::Microsecond, None), true),
         Field::new("day", DataType::Date32, true),
+        Field::new("note", text, true),
+        Field::new("doc", bytes, true),
+        Field::new("small", DataType::Float32, true),
         Field::new("ratio", DataType::Float64, true),
         Field::new("missing", DataType::Int32, true),
     ]))
@@ -79,11 +85,14 @@ fn arb_row() -> impl Strategy<Value = Vec<Value<'static>>> {
             .prop_map(|t| Value::Text(t.into()))
             .boxed(),
         ),
+        or_null(".{0,30}".prop_map(|s| Value::Text(s.into())).boxed()),
+        or_null(prop::collection::vec(any::<u8>(), 0..30).prop_map(|b| Value::Bytes(b.into())).boxed()),
+        or_null(any::<f32>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::Float32).boxed()),
         or_null(any::<f64>().prop_filter("no NaN", |f| !f.is_nan()).prop_map(Value::Float64).boxed()),
         or_null(any::<i64>().prop_map(Value::Int).boxed()),
     )
-        .prop_map(|(id, qty, price, name, blob, at, day, ratio, extra)| {
-            vec![Value::Int(id), qty, price, name, blob, at, day, ratio, extra]
+        .prop_map(|(id, qty, price, name, blob, at, day, note, doc, small, ratio, extra)| {
+            vec![Value::Int(id), qty, price, name, blob, at, day, note, doc, small, ratio, extra]
         })
 }
 

@@ -1053,6 +1053,8 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, ty: MySqlType, flags: u64) -> FaultR
         Some(b'"') => read_string_value(cur, ty, binary, at),
         Some(b'-' | b'0'..=b'9') if ty.is_integer() && flags & flag::UNSIGNED != 0 => cur.u64().map(Value::UInt),
         Some(b'-' | b'0'..=b'9') if ty.is_integer() => cur.i64().map(Value::Int),
+        Some(b'-' | b'0'..=b'9') if ty == Float => float_number(cur, true).map(|v| Value::Float32(v as f32)),
+        Some(b'-' | b'0'..=b'9') if ty == Double => float_number(cur, false).map(Value::Float64),
         Some(b'-' | b'0'..=b'9') => {
             let text = cur.number_text()?;
             let bad = |what: &str| Fault::new(at, format!("{text} is not {what}"));
@@ -1063,17 +1065,6 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, ty: MySqlType, flags: u64) -> FaultR
                     .or_else(|_| text.parse::<i64>().map(|v| v as u64))
                     .map(Value::UInt)
                     .map_err(|_| bad("a 64-bit integer")),
-                // Out of range, a number would read as an infinity, which no MySQL column holds.
-                Float => match digits::parse_f64(text) {
-                    Some(v) if (v as f32).is_finite() => Ok(Value::Float32(v as f32)),
-                    Some(_) => Err(bad("a FLOAT in range")),
-                    None => Err(bad("a number")),
-                },
-                Double => match digits::parse_f64(text) {
-                    Some(v) if v.is_finite() => Ok(Value::Float64(v)),
-                    Some(_) => Err(bad("a DOUBLE in range")),
-                    None => Err(bad("a number")),
-                },
                 Geometry => Ok(Value::Bytes(Cow::Borrowed(text.as_bytes()))),
                 _ => Ok(Value::Text(Cow::Borrowed(text))),
             }
@@ -1085,9 +1076,11 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, ty: MySqlType, flags: u64) -> FaultR
 
 /// Puts one `v` into `rows` for `field`, read as [`read_value`] reads it but with no [`Value`]
 /// between the wire and the column for the common forms: text and binary strings go straight
-/// into a column of their kind (through `scratch` into any other), integers as integers. The
-/// rest (BLOB/TEXT's base64, floats, numbers as text) are read as values. Returns whether the
-/// value was bytes (see [`value_type`]). `at` is the value's offset in the message.
+/// into a column of their kind (through `scratch` into any other), BLOB/TEXT's base64 decoded
+/// straight into a binary column (through `scratch` into any other), integers as integers,
+/// floats as floats. The rare rest (numbers written as text, BIT/ENUM/SET numbers, GEOMETRY)
+/// are read as values. Returns whether the value was bytes (see [`value_type`]). `at` is the
+/// value's offset in the message.
 #[inline(always)]
 fn put_value(
     cur: &mut JsonCursor<'_>,
@@ -1126,12 +1119,34 @@ fn put_value(
             )?;
             Ok(false)
         }
+        Some(b'"') if matches!(ty, TinyText | Text | MediumText | LongText) && binary => {
+            rows.put_bytes_with(field, at, &mut scratch.bytes, |bytes| base64_into(cur, bytes, at).map(|()| None))?;
+            Ok(true)
+        }
+        Some(b'"') if matches!(ty, TinyText | Text | MediumText | LongText) => {
+            // Go reads every BLOB/TEXT code as bytes. Before v4.0.5 no flags told the two
+            // apart: bytes that are not UTF-8 are a BLOB's (see `column_type`).
+            scratch.bytes.clear();
+            base64_into(cur, &mut scratch.bytes, at)?;
+            match crate::utf8::check(&scratch.bytes) {
+                Ok(text) => rows.put(field, text, at).map(|()| false),
+                Err(_) => rows.put(field, scratch.bytes.as_slice(), at).map(|()| true),
+            }
+        }
         Some(b'-' | b'0'..=b'9') if ty.is_integer() && flags & flag::UNSIGNED != 0 => {
             rows.put(field, cur.u64()?, at)?;
             Ok(false)
         }
         Some(b'-' | b'0'..=b'9') if ty.is_integer() => {
             rows.put(field, cur.i64()?, at)?;
+            Ok(false)
+        }
+        Some(b'-' | b'0'..=b'9') if ty == Float => {
+            rows.put(field, float_number(cur, true)? as f32, at)?;
+            Ok(false)
+        }
+        Some(b'-' | b'0'..=b'9') if ty == Double => {
+            rows.put(field, float_number(cur, false)?, at)?;
             Ok(false)
         }
         _ => {
@@ -1163,6 +1178,41 @@ fn go_quoted_or_into<'b>(cur: &mut JsonCursor<'b>, out: &mut Vec<u8>) -> FaultRe
     Ok(None)
 }
 
+/// The number at the cursor as a FLOAT (`single`) or a DOUBLE. Out of range it would read as an
+/// infinity, which no MySQL column holds.
+fn float_number(cur: &mut JsonCursor<'_>, single: bool) -> FaultResult<f64> {
+    let at = cur.offset();
+    let text = cur.number_text()?;
+    match digits::parse_f64(text) {
+        Some(v) if if single { (v as f32).is_finite() } else { v.is_finite() } => Ok(v),
+        Some(_) => Err(Fault::new(at, format!("{text} is not a {} in range", if single { "FLOAT" } else { "DOUBLE" }))),
+        None => Err(Fault::new(at, format!("{text} is not a number"))),
+    }
+}
+
+/// The BLOB/TEXT value at the cursor, a string of base64, decoded onto the end of `out`.
+fn base64_into(cur: &mut JsonCursor<'_>, out: &mut Vec<u8>, at: usize) -> FaultResult<()> {
+    let text = cur.string()?;
+    decode_base64(&text, out, at)?;
+    if let Cow::Owned(text) = text {
+        cur.spare().give(text.into_bytes());
+    }
+    Ok(())
+}
+
+/// Decodes a BLOB/TEXT value's base64 `text` (the value at `at`) onto the end of `out`; on a
+/// fault `out` is as it was.
+fn decode_base64(text: &str, out: &mut Vec<u8>, at: usize) -> FaultResult<()> {
+    if canonical_base64::decode_into(text.as_bytes(), out) {
+        return Ok(());
+    }
+    let len = out.len();
+    GO_BASE64.decode_vec(text.as_bytes(), out).map_err(|e| {
+        out.truncate(len);
+        Fault::new(at, format!("blob/text value is not base64: {e}"))
+    })
+}
+
 /// A `v` that is a string, typed by its column's code and binary flag.
 fn read_string_value<'b>(cur: &mut JsonCursor<'b>, ty: MySqlType, binary: bool, at: usize) -> FaultResult<Value<'b>> {
     use MySqlType::*;
@@ -1187,11 +1237,7 @@ fn read_string_value<'b>(cur: &mut JsonCursor<'b>, ty: MySqlType, binary: bool, 
         }
         TinyText | Text | MediumText | LongText => {
             let mut bytes = cur.spare().take(text.len() / 4 * 3 + 3);
-            if !canonical_base64::decode_into(text.as_bytes(), &mut bytes) {
-                GO_BASE64
-                    .decode_vec(text.as_bytes(), &mut bytes)
-                    .map_err(|e| Fault::new(at, format!("blob/text value is not base64: {e}")))?;
-            }
+            decode_base64(&text, &mut bytes, at)?;
             if let Cow::Owned(text) = text {
                 cur.spare().give(text.into_bytes());
             }
