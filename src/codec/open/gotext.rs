@@ -189,14 +189,13 @@ pub fn go_unquote<'s>(s: &'s str, spare: &mut SpareBuffers) -> Result<Cow<'s, [u
 /// JSON and unquotes the text, the general way that also says what is wrong. Bytes with escapes
 /// are written into a buffer from `spare`.
 pub fn go_unquote_json<'s>(json: &'s [u8], spare: &mut SpareBuffers) -> Option<(Cow<'s, [u8]>, usize)> {
-    let first = first_stop(json)?;
-    if json[first] == b'"' {
-        return Some((Cow::Borrowed(&json[..first]), first + 1));
-    }
     let mut out = spare.take(json.len().min(256));
-    out.extend_from_slice(&json[..first]);
-    match unquote_json_from(json, first, &mut out) {
-        Some(used) => Some((Cow::Owned(out), used)),
+    match go_unquote_json_or_into(json, &mut out) {
+        Some((None, used)) => Some((Cow::Owned(out), used)),
+        Some((Some(bytes), used)) => {
+            spare.give(out);
+            Some((Cow::Borrowed(bytes), used))
+        }
         None => {
             spare.give(out);
             None
