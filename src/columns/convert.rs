@@ -7,7 +7,7 @@ use arrow_array::types::*;
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, FieldRef, TimeUnit};
 
-use super::sink::{BooleanSink, PrimitiveSink, RunSink, Vector};
+use super::sink::{BooleanSink, PrimitiveSink, RunSink, ValidityRun, Vector};
 use super::views::ViewBuilder;
 use super::wire::WireValue;
 use super::ColumnStats;
@@ -222,28 +222,40 @@ pub(super) fn append_values<'v, V: WireValue<'v>>(
         Fault::new(at, format!("column {}: {what} does not fit {}", spec.field.name(), spec.field.data_type()))
     };
     let bad = |value: V, at: usize| fail(at, &value.describe());
-    // Runs `$append` for each value that is not NULL; a NULL appends a null to `$sink`.
+    // Runs `$append` for each value that is not NULL, which pushes the value onto `$sink` and
+    // gives its validity; a NULL pushes a null's slot. The validity bits are gathered apart.
     macro_rules! each {
-        ($sink:ident, |$value:ident, $at:ident| $append:expr) => {
+        ($sink:ident, |$value:ident, $at:ident| $append:expr) => {{
+            let mut validity = ValidityRun::default();
             for ($value, $at) in values {
-                if $value.is_null() {
-                    $sink.append_null();
+                let valid = if $value.is_null() {
+                    $sink.push_empty();
+                    false
                 } else {
-                    $append;
-                }
+                    $append
+                };
+                validity.push(valid, $sink.validity());
             }
-        };
+            validity.end($sink.validity());
+        }};
+    }
+    // Pushes a value, which is valid.
+    macro_rules! valid {
+        ($sink:ident, $value:expr) => {{
+            $sink.push($value);
+            true
+        }};
     }
     macro_rules! int {
         ($b:ident, $t:ty) => {
             each!($b, |value, at| {
                 let v = value.integer().ok_or_else(|| bad(value, at))?;
-                $b.append_value(<$t>::try_from(v).map_err(|_| fail(at, &format!("value {v}")))?)
+                valid!($b, <$t>::try_from(v).map_err(|_| fail(at, &format!("value {v}")))?)
             })
         };
     }
     match sink {
-        B::Bool(b) => each!(b, |value, at| b.append_value(value.integer().ok_or_else(|| bad(value, at))? != 0)),
+        B::Bool(b) => each!(b, |value, at| valid!(b, value.integer().ok_or_else(|| bad(value, at))? != 0)),
         B::Int8(b) => int!(b, i8),
         B::Int16(b) => int!(b, i16),
         B::Int32(b) => int!(b, i32),
@@ -257,59 +269,69 @@ pub(super) fn append_values<'v, V: WireValue<'v>>(
                 }
                 .filter(|v| v.unsigned_abs() < POW10[precision as usize])
                 .ok_or_else(|| bad(value, at))?;
-                b.append_value(v)
+                valid!(b, v)
             })
         }
-        B::Float32(b) => each!(b, |value, at| b.append_value(value.float().ok_or_else(|| bad(value, at))? as f32)),
-        B::Float64(b) => each!(b, |value, at| b.append_value(value.float().ok_or_else(|| bad(value, at))?)),
+        B::Float32(b) => each!(b, |value, at| valid!(b, value.float().ok_or_else(|| bad(value, at))? as f32)),
+        B::Float64(b) => each!(b, |value, at| valid!(b, value.float().ok_or_else(|| bad(value, at))?)),
         B::Date(b) => each!(b, |value, at| match mysql::parse_date_days(text(value).ok_or_else(|| bad(value, at))?) {
-            Some(Some(days)) => b.append_value(days),
-            Some(None) => {
-                stats.zero_dates += 1;
-                b.append_null()
-            }
+            Some(Some(days)) => valid!(b, days),
+            Some(None) => zero_date(stats, || b.push_empty()),
             None => return Err(fail(at, "date")),
         }),
         B::Timestamp(b) => {
             let local_time = matches!(spec.target, Target::DateTime);
             each!(b, |value, at| match mysql::parse_datetime_micros(text(value).ok_or_else(|| bad(value, at))?) {
-                Some(Some(local)) if local_time => b.append_value(local),
-                Some(Some(local)) => b.append_value(zone.to_utc(local).ok_or_else(|| fail(at, "time"))?),
-                Some(None) => {
-                    stats.zero_dates += 1;
-                    b.append_null()
-                }
+                Some(Some(local)) if local_time => valid!(b, local),
+                Some(Some(local)) => valid!(b, zone.to_utc(local).ok_or_else(|| fail(at, "time"))?),
+                Some(None) => zero_date(stats, || b.push_empty()),
                 None => return Err(fail(at, "date-time")),
             })
         }
         B::Time(b) => {
-            each!(b, |value, at| b.append_value(
+            each!(b, |value, at| valid!(
+                b,
                 mysql::parse_time_micros(text(value).ok_or_else(|| bad(value, at))?).ok_or_else(|| fail(at, "time"))?
             ))
         }
         B::Text(b) => each!(b, |value, at| {
             let s = text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(spec, at))?;
             room(spec, b.items_len(), s.len())?;
-            b.append_value(s)?
+            b.push(s)?;
+            true
         }),
-        B::TextView(b) => {
-            each!(b, |value, at| b
-                .append(text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(spec, at))?)?)
-        }
+        B::TextView(b) => each!(b, |value, at| {
+            b.push(text_of(spec, value, &mut scratch.text).ok_or_else(|| not_text(spec, at))?)?;
+            true
+        }),
         B::Binary(b) => each!(b, |value, at| {
             let bytes = value.bytes().ok_or_else(|| bad(value, at))?;
             room(spec, b.items_len(), bytes.len())?;
-            b.append_value(bytes)?
+            b.push(bytes)?;
+            true
         }),
-        B::BinaryView(b) => each!(b, |value, at| b.append(value.bytes().ok_or_else(|| bad(value, at))?)?),
+        B::BinaryView(b) => each!(b, |value, at| {
+            b.push(value.bytes().ok_or_else(|| bad(value, at))?)?;
+            true
+        }),
         B::Vector(b) => each!(b, |value, at| {
             scratch.floats.clear();
             mysql::parse_vector(text(value).ok_or_else(|| bad(value, at))?, &mut scratch.floats)
                 .ok_or_else(|| fail(at, "vector"))?;
-            b.append_value(&scratch.floats)?
+            b.push(&scratch.floats)?;
+            true
         }),
     }
     Ok(())
+}
+
+/// A MySQL zero date (`0000-00-00`), which has no Arrow form: counted, and read as null (its
+/// slot pushed by `push_empty`); returns its validity.
+#[inline(always)]
+fn zero_date(stats: &mut ColumnStats, push_empty: impl FnOnce()) -> bool {
+    stats.zero_dates += 1;
+    push_empty();
+    false
 }
 
 /// The bytes of a value given as text, for a parser of ASCII.

@@ -7,6 +7,11 @@
 //! arrays. Text, bytes and vectors go to a [`RunSink`]; text and bytes of view types to the
 //! [`ViewBuilder`].
 //!
+//! Validity is kept apart from the values ([`Validity`]): the loop that converts a column's
+//! values pushes each value (`push`, `push_empty` for a null's slot) and gathers their validity
+//! bits in a register word ([`ValidityRun`]), handed over 64 at a time, so that no value waits on
+//! the store of the last one's bit. `append_null` does both, for one null.
+//!
 //! [`ViewBuilder`]: super::views::ViewBuilder
 
 use std::sync::Arc;
@@ -15,39 +20,180 @@ use arrow_array::types::{BinaryType, ByteArrayType, Utf8Type};
 use arrow_array::{
     ArrayRef, ArrowPrimitiveType, BooleanArray, Float32Array, GenericByteArray, ListArray, PrimitiveArray,
 };
-use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field};
 
 use crate::error::{Fault, FaultResult};
 
+/// A column's validity while it is built: a bit a value (set: valid), in 64-bit words, and no
+/// bitmap at all until the first null, as most columns have none.
+pub(crate) struct Validity {
+    /// The bits of values `0..len`, the first value's the lowest bit of the first word, once a
+    /// null has come (`has_nulls`); empty before.
+    words: Vec<u64>,
+    len: usize,
+    has_nulls: bool,
+    /// The rows to make room for once the bitmap is made.
+    capacity: usize,
+}
+
+/// The lowest `n` bits set, for `n` in `1..=64`.
+#[inline(always)]
+fn low_bits(n: u32) -> u64 {
+    u64::MAX >> (64 - n)
+}
+
+impl Validity {
+    pub(crate) fn with_capacity(rows: usize) -> Self {
+        Validity { words: Vec::new(), len: 0, has_nulls: false, capacity: rows }
+    }
+
+    /// Appends the lowest `n` bits of `bits` (`n` in `1..=64`, the bits above it clear).
+    #[inline]
+    pub(crate) fn push_bits(&mut self, bits: u64, n: u32) {
+        if !self.has_nulls {
+            if bits == low_bits(n) {
+                self.len += n as usize;
+                return;
+            }
+            self.make_bitmap();
+        }
+        let offset = (self.len % 64) as u32;
+        match self.words.last_mut() {
+            Some(last) if offset != 0 => {
+                *last |= bits << offset;
+                if offset + n > 64 {
+                    self.words.push(bits >> (64 - offset));
+                }
+            }
+            _ => self.words.push(bits),
+        }
+        self.len += n as usize;
+    }
+
+    #[cold]
+    fn make_bitmap(&mut self) {
+        self.has_nulls = true;
+        self.words.reserve(self.capacity.max(self.len + 1).div_ceil(64));
+        self.words.resize(self.len / 64, u64::MAX);
+        let partial = (self.len % 64) as u32;
+        if partial != 0 {
+            self.words.push(low_bits(partial));
+        }
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, valid: bool) {
+        self.push_bits(valid as u64, 1);
+    }
+
+    pub(crate) fn push_n(&mut self, valid: bool, mut n: usize) {
+        let word = if valid { u64::MAX } else { 0 };
+        while n > 0 {
+            let step = n.min(64) as u32;
+            self.push_bits(word & low_bits(step), step);
+            n -= step as usize;
+        }
+    }
+
+    /// Keeps the first `len` bits (all of them when there are fewer).
+    pub(crate) fn truncate(&mut self, len: usize) {
+        if len >= self.len {
+            return;
+        }
+        self.len = len;
+        if self.has_nulls {
+            self.words.truncate(len.div_ceil(64));
+            if let (Some(last), 1..) = (self.words.last_mut(), len % 64) {
+                *last &= low_bits((len % 64) as u32);
+            }
+        }
+    }
+
+    /// The validity of the values so far (None: all valid, as no null ever came); it starts
+    /// empty again.
+    pub(crate) fn finish(&mut self) -> Option<NullBuffer> {
+        let len = std::mem::take(&mut self.len);
+        let words = std::mem::take(&mut self.words);
+        if !std::mem::take(&mut self.has_nulls) {
+            return None;
+        }
+        let bytes = Buffer::from_vec(words.into_iter().map(u64::to_le).collect::<Vec<u64>>());
+        Some(NullBuffer::new(BooleanBuffer::new(bytes, 0, len)))
+    }
+}
+
+/// The validity bits of a run of values, gathered in a register and handed to the sink's
+/// [`Validity`] 64 at a time and at the run's end.
+#[derive(Default)]
+pub(crate) struct ValidityRun {
+    bits: u64,
+    n: u32,
+}
+
+impl ValidityRun {
+    #[inline(always)]
+    pub(crate) fn push(&mut self, valid: bool, to: &mut Validity) {
+        self.bits |= (valid as u64) << self.n;
+        self.n += 1;
+        if self.n == 64 {
+            to.push_bits(self.bits, 64);
+            *self = ValidityRun::default();
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn end(self, to: &mut Validity) {
+        if self.n > 0 {
+            to.push_bits(self.bits, self.n);
+        }
+    }
+}
+
 /// Fixed-width values: integers, decimals, floats, dates, times and timestamps.
 pub(crate) struct PrimitiveSink<T: ArrowPrimitiveType> {
     values: Vec<T::Native>,
-    nulls: NullBufferBuilder,
+    nulls: Validity,
     /// The exact type (a decimal's precision and scale, a timestamp's zone).
     data_type: DataType,
 }
 
 impl<T: ArrowPrimitiveType> PrimitiveSink<T> {
     pub(crate) fn with_capacity(data_type: DataType, rows: usize) -> Self {
-        PrimitiveSink { values: Vec::with_capacity(rows), nulls: NullBufferBuilder::new(rows), data_type }
+        PrimitiveSink { values: Vec::with_capacity(rows), nulls: Validity::with_capacity(rows), data_type }
     }
 
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn append_value(&mut self, value: T::Native) {
-        self.values.push(value);
-        self.nulls.append_non_null();
+        self.push(value);
+        self.nulls.push(true);
     }
 
     #[inline(always)]
     pub(crate) fn append_null(&mut self) {
+        self.push_empty();
+        self.nulls.push(false);
+    }
+
+    /// A value without its validity bit (see [`Validity`]).
+    #[inline(always)]
+    pub(crate) fn push(&mut self, value: T::Native) {
+        self.values.push(value);
+    }
+
+    /// A null's slot without its validity bit.
+    #[inline(always)]
+    pub(crate) fn push_empty(&mut self) {
         self.values.push(T::Native::default());
-        self.nulls.append_null();
+    }
+
+    pub(crate) fn validity(&mut self) -> &mut Validity {
+        &mut self.nulls
     }
 
     pub(crate) fn append_nulls(&mut self, n: usize) {
         self.values.resize(self.values.len() + n, T::Native::default());
-        self.nulls.append_n_nulls(n);
+        self.nulls.push_n(false, n);
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -67,27 +213,42 @@ impl<T: ArrowPrimitiveType> PrimitiveSink<T> {
 
 pub(crate) struct BooleanSink {
     values: BooleanBufferBuilder,
-    nulls: NullBufferBuilder,
+    nulls: Validity,
 }
 
 impl BooleanSink {
     pub(crate) fn with_capacity(rows: usize) -> Self {
-        BooleanSink { values: BooleanBufferBuilder::new(rows), nulls: NullBufferBuilder::new(rows) }
+        BooleanSink { values: BooleanBufferBuilder::new(rows), nulls: Validity::with_capacity(rows) }
     }
 
+    #[cfg(test)]
     pub(crate) fn append_value(&mut self, value: bool) {
-        self.values.append(value);
-        self.nulls.append_non_null();
+        self.push(value);
+        self.nulls.push(true);
     }
 
     pub(crate) fn append_null(&mut self) {
+        self.push_empty();
+        self.nulls.push(false);
+    }
+
+    /// A value without its validity bit (see [`Validity`]).
+    pub(crate) fn push(&mut self, value: bool) {
+        self.values.append(value);
+    }
+
+    /// A null's slot without its validity bit.
+    pub(crate) fn push_empty(&mut self) {
         self.values.append(false);
-        self.nulls.append_null();
+    }
+
+    pub(crate) fn validity(&mut self) -> &mut Validity {
+        &mut self.nulls
     }
 
     pub(crate) fn append_nulls(&mut self, n: usize) {
         self.values.append_n(n, false);
-        self.nulls.append_n_nulls(n);
+        self.nulls.push_n(false, n);
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -109,23 +270,23 @@ impl BooleanSink {
 struct Runs<T> {
     offsets: Vec<i32>,
     items: Vec<T>,
-    nulls: NullBufferBuilder,
+    nulls: Validity,
 }
 
 impl<T: Copy> Runs<T> {
     fn with_capacity(rows: usize, items: usize) -> Self {
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0);
-        Runs { offsets, items: Vec::with_capacity(items), nulls: NullBufferBuilder::new(rows) }
+        Runs { offsets, items: Vec::with_capacity(items), nulls: Validity::with_capacity(rows) }
     }
 
-    /// Appends `value`, or returns false when the offsets would overflow.
+    /// Appends `value` without its validity bit, or returns false when the offsets would
+    /// overflow.
     #[inline]
-    fn append_value(&mut self, value: &[T]) -> bool {
+    fn push(&mut self, value: &[T]) -> bool {
         let Ok(end) = i32::try_from(self.items.len() + value.len()) else { return false };
         self.items.extend_from_slice(value);
         self.offsets.push(end);
-        self.nulls.append_non_null();
         true
     }
 
@@ -137,7 +298,7 @@ impl<T: Copy> Runs<T> {
         match end {
             Ok(end) => {
                 self.offsets.push(end);
-                self.nulls.append_non_null();
+                self.nulls.push(true);
                 Ok(())
             }
             Err(fault) => {
@@ -147,17 +308,17 @@ impl<T: Copy> Runs<T> {
         }
     }
 
+    /// A null's slot (an empty run) without its validity bit.
     #[inline]
-    fn append_null(&mut self) {
+    fn push_empty(&mut self) {
         let end = *self.offsets.last().unwrap_or(&0);
         self.offsets.push(end);
-        self.nulls.append_null();
     }
 
     fn append_nulls(&mut self, n: usize) {
         let end = *self.offsets.last().unwrap_or(&0);
         self.offsets.resize(self.offsets.len() + n, end);
-        self.nulls.append_n_nulls(n);
+        self.nulls.push_n(false, n);
     }
 
     fn len(&self) -> usize {
@@ -235,16 +396,21 @@ impl RunSink<Utf8Type> {
     pub(crate) fn append_checked_together<'v>(&mut self, values: impl Iterator<Item = Option<&'v [u8]>>) -> bool {
         let (rows, start, first_end) = (self.runs.len(), self.runs.items.len(), self.runs.offsets.len());
         let mut fits = true;
+        let mut validity = ValidityRun::default();
         for value in values {
             match value {
-                Some(bytes) if !self.runs.append_value(bytes) => {
+                Some(bytes) if !self.runs.push(bytes) => {
                     fits = false;
                     break;
                 }
-                Some(_) => {}
-                None => self.runs.append_null(),
+                Some(_) => validity.push(true, &mut self.runs.nulls),
+                None => {
+                    self.runs.push_empty();
+                    validity.push(false, &mut self.runs.nulls);
+                }
             }
         }
+        validity.end(&mut self.runs.nulls);
         let items = &self.runs.items;
         let at_boundary = |&end: &i32| items.get(end as usize).is_none_or(|&b| (b as i8) >= -0x40);
         let whole = fits
@@ -327,17 +493,38 @@ impl<K: RunKind> RunSink<K> {
         self.runs.items.len()
     }
 
+    #[cfg(test)]
     pub(crate) fn append_value(&mut self, value: &K::Value) -> FaultResult<()> {
-        if self.runs.append_value(K::items(value)) {
+        self.push(value)?;
+        self.runs.nulls.push(true);
+        Ok(())
+    }
+
+    #[inline]
+    pub(crate) fn append_null(&mut self) {
+        self.push_empty();
+        self.runs.nulls.push(false);
+    }
+
+    /// A value without its validity bit (see [`Validity`]); fails, pushing nothing, when the
+    /// column's offsets cannot reach its end.
+    #[inline]
+    pub(crate) fn push(&mut self, value: &K::Value) -> FaultResult<()> {
+        if self.runs.push(K::items(value)) {
             Ok(())
         } else {
             Err(Fault::new(0, "a column of this batch's output would exceed 2^31 items; decode smaller batches"))
         }
     }
 
+    /// A null's slot without its validity bit.
     #[inline]
-    pub(crate) fn append_null(&mut self) {
-        self.runs.append_null();
+    pub(crate) fn push_empty(&mut self) {
+        self.runs.push_empty();
+    }
+
+    pub(crate) fn validity(&mut self) -> &mut Validity {
+        &mut self.runs.nulls
     }
 
     pub(crate) fn append_nulls(&mut self, n: usize) {
@@ -363,9 +550,72 @@ mod tests {
     use std::fmt::Write as _;
     use std::io::Write as _;
 
+    use proptest::prelude::*;
+
     use super::*;
     use arrow_array::types::{Decimal128Type, Int32Type};
     use arrow_array::{Array, BinaryArray, Decimal128Array, Int32Array, StringArray};
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        Run(Vec<bool>),
+        Many(bool, usize),
+        Truncate(usize),
+        Finish,
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            4 => proptest::collection::vec(proptest::bool::weighted(0.9), 0..150).prop_map(Step::Run),
+            1 => (any::<bool>(), 0..200usize).prop_map(|(v, n)| Step::Many(v, n)),
+            1 => (0..400usize).prop_map(Step::Truncate),
+            1 => Just(Step::Finish),
+        ]
+    }
+
+    proptest! {
+        /// Validity built from bits in runs, in counts and cut back reads as a plain list of
+        /// flags does, with no bitmap while every value is valid.
+        #[test]
+        fn validity_reads_as_the_flags_it_was_given(steps in proptest::collection::vec(step(), 1..20)) {
+            let mut validity = Validity::with_capacity(8);
+            let mut model: Vec<bool> = Vec::new();
+            let check = |validity: &mut Validity, model: &mut Vec<bool>| {
+                let got = validity.finish();
+                match &got {
+                    None => prop_assert!(model.iter().all(|&v| v)),
+                    Some(nulls) => {
+                        prop_assert_eq!(nulls.len(), model.len());
+                        prop_assert_eq!(nulls.iter().collect::<Vec<_>>(), model.clone());
+                    }
+                }
+                model.clear();
+                Ok(())
+            };
+            for step in steps {
+                match step {
+                    Step::Run(flags) => {
+                        let mut run = ValidityRun::default();
+                        for &v in &flags {
+                            run.push(v, &mut validity);
+                        }
+                        run.end(&mut validity);
+                        model.extend(flags);
+                    }
+                    Step::Many(v, n) => {
+                        validity.push_n(v, n);
+                        model.extend(std::iter::repeat_n(v, n));
+                    }
+                    Step::Truncate(len) => {
+                        validity.truncate(len);
+                        model.truncate(len);
+                    }
+                    Step::Finish => check(&mut validity, &mut model)?,
+                }
+            }
+            check(&mut validity, &mut model)?;
+        }
+    }
 
     #[test]
     fn truncated_sinks_finish_as_if_the_dropped_values_never_came() {

@@ -16,8 +16,9 @@ use std::sync::Arc;
 
 use arrow_array::builder::make_view;
 use arrow_array::{ArrayRef, BinaryViewArray, StringViewArray};
-use arrow_buffer::{Buffer, NullBuffer, NullBufferBuilder, ScalarBuffer};
+use arrow_buffer::{Buffer, NullBuffer, ScalarBuffer};
 
+use super::sink::Validity;
 use crate::error::{Fault, FaultResult};
 
 /// Values longer than this are not inlined in their view.
@@ -82,7 +83,7 @@ struct InputBuffer {
 /// Blocks are never removed or shrunk while views name them; `set_input` only adds.
 pub(crate) struct ViewBuilder<V: ViewValue + ?Sized> {
     views: Vec<u128>,
-    nulls: NullBufferBuilder,
+    nulls: Validity,
     blocks: Vec<Buffer>,
     input: Vec<InputBuffer>,
     /// Copied values, and the block index reserved for them once the first one is copied.
@@ -101,7 +102,7 @@ impl<V: ViewValue + ?Sized> ViewBuilder<V> {
     pub(crate) fn with_capacity(rows: usize) -> Self {
         ViewBuilder {
             views: Vec::with_capacity(rows),
-            nulls: NullBufferBuilder::new(rows),
+            nulls: Validity::with_capacity(rows),
             blocks: Vec::new(),
             input: Vec::new(),
             copied: Vec::new(),
@@ -122,13 +123,23 @@ impl<V: ViewValue + ?Sized> ViewBuilder<V> {
 
     #[inline]
     pub(crate) fn append_null(&mut self) {
+        self.push_empty();
+        self.nulls.push(false);
+    }
+
+    /// A null's slot without its validity bit (see [`Validity`]).
+    #[inline]
+    pub(crate) fn push_empty(&mut self) {
         self.views.push(0);
-        self.nulls.append_null();
+    }
+
+    pub(crate) fn validity(&mut self) -> &mut Validity {
+        &mut self.nulls
     }
 
     pub(crate) fn append_nulls(&mut self, n: usize) {
         self.views.resize(self.views.len() + n, 0);
-        self.nulls.append_n_nulls(n);
+        self.nulls.push_n(false, n);
     }
 
     /// Drops the values from index `len` on. Bytes copied for them stay in the copied block,
@@ -139,7 +150,16 @@ impl<V: ViewValue + ?Sized> ViewBuilder<V> {
     }
 
     /// Appends `value`; fails (appending nothing) when it is longer than a view can describe.
+    #[cfg(test)]
     pub(crate) fn append(&mut self, value: &V) -> FaultResult<()> {
+        self.push(value)?;
+        self.nulls.push(true);
+        Ok(())
+    }
+
+    /// Appends `value` without its validity bit (see [`Validity`]); fails, pushing nothing, when
+    /// it is longer than a view can describe.
+    pub(crate) fn push(&mut self, value: &V) -> FaultResult<()> {
         let value = value.bytes();
         if u32::try_from(value.len()).is_err() {
             return Err(Fault::new(0, format!("a value of {} bytes is too long for a view array", value.len())));
@@ -152,7 +172,6 @@ impl<V: ViewValue + ?Sized> ViewBuilder<V> {
             let (block, offset) = self.copy(value);
             make_view(value, block, offset)
         };
-        self.nulls.append_non_null();
         self.views.push(view);
         Ok(())
     }
