@@ -151,8 +151,7 @@ impl<'a> AvroCursor<'a> {
     #[inline(always)]
     pub fn string(&mut self) -> FaultResult<&'a str> {
         let at = self.pos;
-        let bytes = self.bytes()?;
-        crate::utf8::check(bytes).map_err(|valid| Fault::new(at, format!("string is not UTF-8 at byte {valid}")))
+        utf8(self.bytes()?, at)
     }
 
     /// A union branch index or enum symbol index below `n`.
@@ -524,13 +523,20 @@ fn read_value<'a>(
             }
         }
         6 => {
-            let zone = cur.string()?;
-            let value = cur.string()?;
-            if zone != location {
+            // The zone repeats from value to value: checked only when it changes. The value,
+            // like any text, is checked only where it is kept as text.
+            let zone_at = cur.offset();
+            let zone = cur.bytes()?;
+            let value_at = cur.offset();
+            let value = cur.bytes()?;
+            if zone != location.as_bytes() {
                 location.clear();
-                location.push_str(zone);
+                location.push_str(utf8(zone, zone_at)?);
             }
-            to!(value)
+            match column {
+                Some(c) => to.text(c, value, || not_utf8(value, value_at)),
+                None => utf8(value, value_at).map(drop),
+            }
         }
         _ => {
             let v = cur.long()? as u64;
@@ -542,6 +548,18 @@ fn read_value<'a>(
             }
         }
     }
+}
+
+/// An Avro string's bytes, at `at`, as text.
+#[inline(always)]
+fn utf8(bytes: &[u8], at: usize) -> FaultResult<&str> {
+    crate::utf8::check(bytes).map_err(|_| not_utf8(bytes, at))
+}
+
+#[cold]
+fn not_utf8(bytes: &[u8], at: usize) -> Fault {
+    let valid = crate::utf8::check(bytes).err().unwrap_or(bytes.len());
+    Fault::new(at, format!("string is not UTF-8 at byte {valid}"))
 }
 
 #[cold]
