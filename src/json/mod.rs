@@ -16,7 +16,7 @@
 //! took 6% to 14% of the instructions out of the JSON protocols' decodes (`skip_if_next` alone
 //! 1.7% of Open's and 2.1% of Canal-JSON's).
 
-mod avx512;
+pub(crate) mod avx512;
 
 use std::borrow::Cow;
 
