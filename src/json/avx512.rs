@@ -63,7 +63,10 @@ impl Avx512 {
             unsafe { x86::block::<LATIN1>(b.get(at..).unwrap_or_default(), out) }
         }
         #[cfg(not(target_arch = "x86_64"))]
-        match self.0 {}
+        {
+            let _ = (b, at, out);
+            match self.0 {}
+        }
     }
 
     /// [`Self::run`] for a JSON string whose text is Go's `strconv.Quote` of bytes (Open's
@@ -79,7 +82,10 @@ impl Avx512 {
             unsafe { x86::go_quoted_block(b.get(at..).unwrap_or_default(), out) }
         }
         #[cfg(not(target_arch = "x86_64"))]
-        match self.0 {}
+        {
+            let _ = (b, at, out);
+            match self.0 {}
+        }
     }
 }
 
