@@ -21,9 +21,19 @@ pub(crate) struct Avx512(Detected);
 /// What one call of [`Avx512::run`] did.
 pub(crate) struct Run {
     /// Bytes of the string decoded.
-    pub(crate) read: usize,
+    read: usize,
     /// Whether the string's closing quote is the next byte.
-    pub(crate) closed: bool,
+    closed: bool,
+}
+
+impl Run {
+    /// Steps `*i` over the bytes read: whether the closing quote is next; None when nothing was
+    /// read (a step the scalar reader must take).
+    #[inline(always)]
+    pub(crate) fn step(self, i: &mut usize) -> Option<bool> {
+        *i += self.read;
+        (self.closed || self.read > 0).then_some(self.closed)
+    }
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -380,9 +380,13 @@ impl<'a> JsonCursor<'a> {
     /// a step the scalar reader must take).
     #[inline(always)]
     fn run_by_blocks<const LATIN1: bool>(&self, i: &mut usize, out: &mut Vec<u8>) -> Option<bool> {
-        let run = self.avx512?.run::<LATIN1>(self.bytes(), *i, out);
-        *i += run.read;
-        (run.closed || run.read > 0).then_some(run.closed)
+        self.avx512?.run::<LATIN1>(self.bytes(), *i, out).step(i)
+    }
+
+    /// The proof that this machine decodes strings by blocks, for a reader of its own (Open's
+    /// Go-quoted bytes), found once per message.
+    pub(crate) fn avx512(&self) -> Option<Avx512> {
+        self.avx512
     }
 
     /// Reads a string whose characters stand for bytes, each the byte of its code point (how

@@ -1046,10 +1046,13 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, ty: MySqlType, flags: u64) -> FaultR
             Ok(Value::Null)
         }
         // A binary string's Go quoting and JSON escapes undone in one pass where it can be.
-        Some(b'"') if matches!(ty, Char | VarChar) && binary => match cur.string_with(gotext::go_unquote_json)? {
-            Some(bytes) => Ok(Value::Bytes(bytes)),
-            None => read_string_value(cur, ty, binary, at),
-        },
+        Some(b'"') if matches!(ty, Char | VarChar) && binary => {
+            let avx512 = cur.avx512();
+            match cur.string_with(|json, spare| gotext::go_unquote_json(json, spare, avx512))? {
+                Some(bytes) => Ok(Value::Bytes(bytes)),
+                None => read_string_value(cur, ty, binary, at),
+            }
+        }
         Some(b'"') => read_string_value(cur, ty, binary, at),
         Some(b'-' | b'0'..=b'9') if ty.is_integer() && flags & flag::UNSIGNED != 0 => cur.u64().map(Value::UInt),
         Some(b'-' | b'0'..=b'9') if ty.is_integer() => cur.i64().map(Value::Int),
@@ -1165,7 +1168,8 @@ fn put_value(
 #[inline(always)]
 fn go_quoted_or_into<'b>(cur: &mut JsonCursor<'b>, out: &mut Vec<u8>) -> FaultResult<Option<&'b [u8]>> {
     let len = out.len();
-    if let Some(read) = cur.string_with(|json, _| gotext::go_unquote_json_or_into(json, out))? {
+    let avx512 = cur.avx512();
+    if let Some(read) = cur.string_with(|json, _| gotext::go_unquote_json_or_into(json, out, avx512))? {
         return Ok(read);
     }
     out.truncate(len);

@@ -189,9 +189,13 @@ pub fn go_unquote<'s>(s: &'s str, spare: &mut SpareBuffers) -> Result<Cow<'s, [u
 /// one, and `\u00XX` for `<`, `>` and `&`. None for anything else: the caller then unescapes the
 /// JSON and unquotes the text, the general way that also says what is wrong. Bytes with escapes
 /// are written into a buffer from `spare`.
-pub fn go_unquote_json<'s>(json: &'s [u8], spare: &mut SpareBuffers) -> Option<(Cow<'s, [u8]>, usize)> {
+pub fn go_unquote_json<'s>(
+    json: &'s [u8],
+    spare: &mut SpareBuffers,
+    avx512: Option<Avx512>,
+) -> Option<(Cow<'s, [u8]>, usize)> {
     let mut out = spare.take(json.len().min(256));
-    match go_unquote_json_or_into(json, &mut out) {
+    match go_unquote_json_or_into(json, &mut out, avx512) {
         Some((None, used)) => Some((Cow::Owned(out), used)),
         Some((Some(bytes), used)) => {
             spare.give(out);
@@ -207,14 +211,18 @@ pub fn go_unquote_json<'s>(json: &'s [u8], spare: &mut SpareBuffers) -> Option<(
 /// [`go_unquote_json`] for a codec that decodes into a buffer it keeps (a binary column's own):
 /// the bytes borrowed when they have no escapes, else written onto the end of `out` and None
 /// returned in their place. When it returns None, `out` is as it was.
-pub fn go_unquote_json_or_into<'s>(json: &'s [u8], out: &mut Vec<u8>) -> Option<(Option<&'s [u8]>, usize)> {
+pub fn go_unquote_json_or_into<'s>(
+    json: &'s [u8],
+    out: &mut Vec<u8>,
+    avx512: Option<Avx512>,
+) -> Option<(Option<&'s [u8]>, usize)> {
     let first = first_stop(json)?;
     if json[first] == b'"' {
         return Some((Some(&json[..first]), first + 1));
     }
     let len = out.len();
     out.extend_from_slice(&json[..first]);
-    match unquote_json_from(json, first, out, Avx512::detect()) {
+    match unquote_json_from(json, first, out, avx512) {
         Some(used) => Some((None, used)),
         None => {
             out.truncate(len);
@@ -242,12 +250,10 @@ fn unquote_json_from(json: &[u8], mut i: usize, out: &mut Vec<u8>, avx512: Optio
         })
     };
     loop {
-        if let Some(avx512) = avx512 {
-            let run = avx512.run_go_quoted(json, i, out);
-            i += run.read;
-            if run.closed {
-                return Some(i + 1);
-            }
+        match avx512.and_then(|avx512| avx512.run_go_quoted(json, i, out).step(&mut i)) {
+            Some(true) => return Some(i + 1),
+            Some(false) => continue,
+            None => {}
         }
         // Most bytes of a binary value are not printable: a run of `\\xNN` (Go's hex escape,
         // its backslash escaped for JSON) is read on its own, five bytes a byte. Its two digits
@@ -510,7 +516,7 @@ mod tests {
     /// [`go_unquote_json`] of the string whose text as written is `raw`, followed by more JSON.
     fn one_pass(raw: &[u8]) -> Option<Vec<u8>> {
         let json = [raw, b"\",\"next\":\"\\\\x00\"}"].concat();
-        let (bytes, used) = go_unquote_json(&json, &mut SpareBuffers::default())?;
+        let (bytes, used) = go_unquote_json(&json, &mut SpareBuffers::default(), Avx512::detect())?;
         assert_eq!(used, raw.len() + 1, "the string ends at its quote");
         Some(bytes.into_owned())
     }
