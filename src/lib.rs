@@ -29,6 +29,7 @@
 //! drivers return an [`Error`] holding one or the other.
 
 pub mod arrow;
+mod avx512;
 mod canonical_base64;
 pub mod codec;
 pub mod columns;

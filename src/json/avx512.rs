@@ -13,10 +13,7 @@
 //! reader takes that one step (or reports the fault) and the blocks resume after it. Text is
 //! only ever cut at a character's start, so what has been appended is always UTF-8.
 
-/// Proof that this machine runs the instructions [`Avx512::run`] uses: made only by
-/// [`Avx512::detect`].
-#[derive(Clone, Copy)]
-pub(crate) struct Avx512(Detected);
+use crate::avx512::Avx512;
 
 /// What one call of [`Avx512::run`] did.
 pub(crate) struct Run {
@@ -36,30 +33,7 @@ impl Run {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[derive(Clone, Copy)]
-struct Detected;
-
-/// Never made where there is no AVX-512.
-#[cfg(not(target_arch = "x86_64"))]
-#[derive(Clone, Copy)]
-enum Detected {}
-
 impl Avx512 {
-    #[cfg(target_arch = "x86_64")]
-    pub(crate) fn detect() -> Option<Avx512> {
-        (is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vbmi")
-            && is_x86_feature_detected!("avx512vbmi2"))
-        .then_some(Avx512(Detected))
-    }
-
-    #[cfg(not(target_arch = "x86_64"))]
-    pub(crate) fn detect() -> Option<Avx512> {
-        None
-    }
-
     /// Decodes the string in `b` from `at` (past its opening quote, at a character's start and
     /// not inside an escape) onto the end of `out`, up to 64 bytes of it; `LATIN1` reads each
     /// character as the byte of its code point. Reads nothing past the end of `b`.
@@ -67,15 +41,14 @@ impl Avx512 {
     pub(crate) fn run<const LATIN1: bool>(self, b: &[u8], at: usize, out: &mut Vec<u8>) -> Run {
         #[cfg(target_arch = "x86_64")]
         {
-            let Avx512(Detected) = self;
-            // SAFETY: an `Avx512` is only made by `detect`, once the CPU has reported every
-            // feature `block` is compiled for.
+            // SAFETY: an `Avx512` is only made once the CPU has reported every feature
+            // `block` is compiled for.
             unsafe { x86::block::<LATIN1>(b.get(at..).unwrap_or_default(), out) }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
             let _ = (b, at, out);
-            match self.0 {}
+            self.unreachable()
         }
     }
 
@@ -87,14 +60,13 @@ impl Avx512 {
     pub(crate) fn run_go_quoted(self, b: &[u8], at: usize, out: &mut Vec<u8>) -> Run {
         #[cfg(target_arch = "x86_64")]
         {
-            let Avx512(Detected) = self;
             // SAFETY: as in `run`.
             unsafe { x86::go_quoted_block(b.get(at..).unwrap_or_default(), out) }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
             let _ = (b, at, out);
-            match self.0 {}
+            self.unreachable()
         }
     }
 }

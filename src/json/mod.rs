@@ -22,7 +22,7 @@ use std::borrow::Cow;
 
 use memchr::memchr2;
 
-use self::avx512::Avx512;
+use crate::avx512::Avx512;
 
 use crate::digits::{eight_digits, leading_digits};
 use crate::error::{Fault, FaultResult};
@@ -41,16 +41,12 @@ pub struct JsonCursor<'a> {
 }
 
 impl<'a> JsonCursor<'a> {
-    /// Validates `bytes` as UTF-8 and puts the cursor at its start. The SIMD validator runs
-    /// first (it is several times faster on mostly-ASCII JSON); the standard library's only
-    /// to locate the offending byte.
+    /// Validates `bytes` as UTF-8 (by SIMD, see [`crate::utf8`]) and puts the cursor at its
+    /// start.
     pub fn new(bytes: &'a [u8]) -> FaultResult<Self> {
-        match simdutf8::basic::from_utf8(bytes) {
+        match crate::utf8::check(bytes) {
             Ok(src) => Ok(JsonCursor { src, pos: 0, spare: SpareBuffers::default(), avx512: Avx512::detect() }),
-            Err(_) => {
-                let at = std::str::from_utf8(bytes).err().map_or(0, |e| e.valid_up_to());
-                Err(Fault::new(at, "invalid UTF-8"))
-            }
+            Err(at) => Err(Fault::new(at, "invalid UTF-8")),
         }
     }
 

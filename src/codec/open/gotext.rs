@@ -6,8 +6,8 @@ use std::borrow::Cow;
 use std::io::Write;
 
 use super::printable::is_print;
+use crate::avx512::Avx512;
 use crate::event::SpareBuffers;
-use crate::json::avx512::Avx512;
 use crate::json::hex_value;
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
