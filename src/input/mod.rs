@@ -80,15 +80,13 @@ impl Compression {
 /// decodes this one. A hint, never a fault; the first [`PREFETCHED_BYTES`] only.
 #[inline]
 pub(crate) fn prefetch(bytes: &[u8]) {
+    let bytes = &bytes[..bytes.len().min(PREFETCHED_BYTES)];
     #[cfg(target_arch = "x86_64")]
-    {
+    for line in bytes.chunks(64) {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let bytes = &bytes[..bytes.len().min(PREFETCHED_BYTES)];
-        for line in bytes.chunks(64) {
-            // SAFETY: a prefetch reads nothing into the program and cannot fault; the address
-            // is in a live slice, and SSE is part of every x86_64 target.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) }
-        }
+        // SAFETY: a prefetch reads nothing into the program and cannot fault; the address is
+        // in a live slice, and SSE is part of every x86_64 target.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = bytes;
