@@ -2,8 +2,6 @@
 //! blocks, the UTF-8 check). Detected at run time: the wheels are built for every x86-64, and
 //! those without AVX-512 (or other architectures) run the scalar code instead.
 
-use std::sync::atomic::{AtomicU8, Ordering};
-
 /// Made only by [`Avx512::detect`], once the CPU has reported AVX-512 F, BW, VBMI and VBMI2:
 /// holding one is what makes calling the functions compiled for them sound.
 #[derive(Clone, Copy)]
@@ -18,18 +16,19 @@ struct Detected;
 #[derive(Clone, Copy)]
 enum Detected {}
 
-const UNKNOWN: u8 = 0;
-const PRESENT: u8 = 1;
-const ABSENT: u8 = 2;
-
 impl Avx512 {
     /// The token where the CPU has the instructions. Asked once per process and remembered, so
     /// that short values may ask too.
+    #[cfg(target_arch = "x86_64")]
     #[inline]
     pub(crate) fn detect() -> Option<Avx512> {
+        use std::sync::atomic::{AtomicU8, Ordering};
+        const UNKNOWN: u8 = 0;
+        const PRESENT: u8 = 1;
+        const ABSENT: u8 = 2;
         static FOUND: AtomicU8 = AtomicU8::new(UNKNOWN);
         match FOUND.load(Ordering::Relaxed) {
-            PRESENT => Self::present(),
+            PRESENT => Some(Avx512(Detected)),
             ABSENT => None,
             _ => {
                 let found = Self::ask();
@@ -50,18 +49,7 @@ impl Avx512 {
     }
 
     #[cfg(not(target_arch = "x86_64"))]
-    fn ask() -> Option<Avx512> {
-        None
-    }
-
-    /// Only reached once `ask` has found the instructions.
-    #[cfg(target_arch = "x86_64")]
-    fn present() -> Option<Avx512> {
-        Some(Avx512(Detected))
-    }
-
-    #[cfg(not(target_arch = "x86_64"))]
-    fn present() -> Option<Avx512> {
+    pub(crate) fn detect() -> Option<Avx512> {
         None
     }
 
