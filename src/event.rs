@@ -237,6 +237,14 @@ impl<'a> MessageEvents<'a> {
         push_empty_column(&mut self.columns)
     }
 
+    /// Appends an event of `kind` at `commit_ts` with nothing else set, for the caller to fill
+    /// in place: an `Event` is some 300 bytes, and one built on the stack and then pushed was
+    /// copied (2.7% of Craft's typed profile, one copy per row).
+    #[inline]
+    pub fn push_event(&mut self, kind: EventKind, commit_ts: u64) -> &mut Event<'a> {
+        push_in_place(&mut self.events, || Event::new(kind, commit_ts))
+    }
+
     pub fn after(&self, event: &Event<'a>) -> &[Column<'a>] {
         event.after.clone().map_or(&[], |r| &self.columns[r])
     }
@@ -349,14 +357,21 @@ impl SpareBuffers {
 /// so the empty column is written straight into its slot.
 #[inline]
 pub fn push_empty_column<'a, 'c>(columns: &'c mut Vec<Column<'a>>) -> &'c mut Column<'a> {
-    columns.reserve(1);
-    let at = columns.len();
+    push_in_place(columns, Column::default)
+}
+
+/// Appends `make()` to `items`, made once the room for it is, so that it is written straight
+/// into its slot, and lends it back.
+#[inline(always)]
+fn push_in_place<T>(items: &mut Vec<T>, make: impl FnOnce() -> T) -> &mut T {
+    items.reserve(1);
+    let at = items.len();
     // SAFETY: `reserve` made room for one more element at `at`, which is written before the
     // length covers it.
     unsafe {
-        let slot = columns.as_mut_ptr().add(at);
-        slot.write(Column::default());
-        columns.set_len(at + 1);
+        let slot = items.as_mut_ptr().add(at);
+        slot.write(make());
+        items.set_len(at + 1);
         &mut *slot
     }
 }

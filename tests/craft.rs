@@ -987,3 +987,24 @@ fn typed_text_columns_are_checked_as_utf8_with_the_offset_of_a_bad_byte() {
     let out = batch_decoder(layout(), OnError::Skip).decode(&batch(&[bad, good])).unwrap();
     assert_eq!(out.num_rows(), 3);
 }
+
+/// The typed layout reads a group's value lengths together when each is one byte, else one by
+/// one: either way a bad length fails where the event model fails it, with the same reason.
+#[test]
+fn typed_layout_faults_on_value_lengths_as_the_event_model_does() {
+    let layout = || LayoutOptions::Typed {
+        table: TableName::parse("test.t").unwrap(),
+        schema: Arc::new(Schema::new(vec![Field::new("a", DataType::Int64, true)])),
+    };
+    let good = one_row(&[0x01], 1, &[0x54]);
+    let out = batch_decoder(layout(), OnError::Raise).decode(&batch(&[good])).unwrap();
+    assert_eq!(out.column_by_name("a").unwrap().as_primitive::<Int64Type>().value(0), 42);
+    // One-byte lengths (-2, -64), two-byte ones (-65, 100), past i32::MAX, and past the group.
+    for (len, value) in [(-2, &[][..]), (-64, &[]), (-65, &[]), (100, &[0x54]), (1 << 31, &[]), (2, &[0x54])] {
+        let m = one_row(&[0x01], len, value);
+        let want = decode(&m).unwrap_err();
+        let err = batch_decoder(layout(), OnError::Raise).decode(&batch(&[m])).unwrap_err();
+        let err = err.as_decode().expect("a message fault");
+        assert_eq!((err.offset, err.reason.as_str()), (want.offset, want.reason.as_str()), "length {len}");
+    }
+}

@@ -830,11 +830,10 @@ impl CanalJsonCodec {
         }
         let kind = kind.unwrap_or(EventKind::Insert);
         for _ in 0..new_rows {
-            let mut ev = Event::new(kind, h.commit_ts.unwrap_or(0));
+            let ev = out.push_event(kind, h.commit_ts.unwrap_or(0));
             ev.schema = h.database.clone();
             ev.table = h.table.clone();
             ev.row_key = h.row_key.clone().map(Cow::Owned);
-            out.events.push(ev);
         }
         Ok(true)
     }
@@ -868,7 +867,11 @@ impl CanalJsonCodec {
             return Err(Fault::new(at, format!("{} message without data", kind.as_str())));
         }
         for (i, row) in self.data_rows.iter().enumerate() {
-            let mut ev = Event::new(kind, h.commit_ts.unwrap_or(0));
+            let before = match kind {
+                EventKind::Update => self.old_rows.get(i).map(|old| complete_old_row(out, row, old)),
+                _ => None,
+            };
+            let ev = out.push_event(kind, h.commit_ts.unwrap_or(0));
             ev.schema = h.database.clone();
             ev.table = h.table.clone();
             ev.keys = h.keys.clone();
@@ -879,11 +882,10 @@ impl CanalJsonCodec {
                 EventKind::Delete => ev.before = Some(row.clone()),
                 EventKind::Update => {
                     ev.after = Some(row.clone());
-                    ev.before = self.old_rows.get(i).map(|old| complete_old_row(out, row, old));
+                    ev.before = before;
                 }
                 _ => ev.after = Some(row.clone()),
             }
-            out.events.push(ev);
         }
         Ok(())
     }

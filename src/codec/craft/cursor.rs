@@ -89,6 +89,16 @@ impl<'a> Cursor<'a> {
         repeats
     }
 
+    /// The bytes left in the window, not taken.
+    pub fn rest(&self) -> &'a [u8] {
+        &self.data[self.pos..self.end]
+    }
+
+    /// Moves past the next `n` bytes, at most to the window's end.
+    pub fn skip(&mut self, n: usize) {
+        self.pos = self.end.min(self.pos.saturating_add(n));
+    }
+
     /// Splits off the next `n` bytes as a cursor of their own and skips them here.
     pub fn split(&mut self, n: usize, what: &str) -> FaultResult<Cursor<'a>> {
         if n > self.remaining() {

@@ -215,11 +215,12 @@ fn push_row_event<'a>(
     terms: &Terms<'_, 'a>,
     at: usize,
 ) -> FaultResult<()> {
-    let mut ev = Event::new(kind, h.ts[i]);
-    ev.schema = terms.nullable(h.schemas[i], at)?.map(Cow::Borrowed);
-    ev.table = terms.nullable(h.tables[i], at)?.map(Cow::Borrowed);
+    let schema = terms.nullable(h.schemas[i], at)?;
+    let table = terms.nullable(h.tables[i], at)?;
+    let ev = out.push_event(kind, h.ts[i]);
+    ev.schema = schema.map(Cow::Borrowed);
+    ev.table = table.map(Cow::Borrowed);
     ev.partition_id = Some(h.partitions[i]).filter(|&p| p >= 0);
-    out.events.push(ev);
     Ok(())
 }
 
@@ -317,23 +318,53 @@ fn read_group<'a>(
     first: &mut bool,
     spans: &mut Vec<ValueSpan>,
 ) -> FaultResult<bool> {
-    // The values are back to back after their lengths, each at most i32::MAX: each span is
-    // first placed from the values' start, which is known once the lengths are read.
-    let from = spans.len();
-    let mut values_len = 0;
-    let repeated = reader.read_header(&mut group, |len| {
-        spans.push(ValueSpan { at: values_len, len: len as i32 });
-        values_len += len.max(0) as usize;
-    })?;
+    let (m, repeated) = reader.read_columns(&mut group)?;
     if !repeated && !*first {
         return Ok(false);
     }
     *first = false;
-    let start = group.offset();
-    spans[from..].iter_mut().for_each(|span| span.at += start);
+    let values_len = locate_values(&mut group, m, spans)?;
     group.take(values_len, "column values")?;
     whole_group(&group)?;
     Ok(true)
+}
+
+/// Reads the `m` value lengths of a group's nullable bytes chunk (zigzag varints, -1 = NULL)
+/// onto `spans`, each span placed where its value is, after the lengths and the values before it.
+/// Returns the bytes of the values, which follow. The lengths are read from a slice by a loop
+/// that keeps its place in a register, a one-byte length (most are under 64) without a call.
+#[inline(always)]
+fn locate_values(group: &mut Cursor<'_>, m: usize, spans: &mut Vec<ValueSpan>) -> FaultResult<usize> {
+    let lengths_at = group.offset();
+    let bytes = group.rest();
+    let from = spans.len();
+    spans.resize(from + m, ValueSpan::NULL);
+    let (mut pos, mut values_len) = (0, 0);
+    for span in &mut spans[from..] {
+        let at = lengths_at + pos;
+        let len = match bytes.get(pos) {
+            Some(&b) if b < 0x80 => {
+                pos += 1;
+                crate::varint::unzigzag(b as u64)
+            }
+            _ => {
+                let mut long = *group;
+                long.skip(pos);
+                let len = long.varint()?;
+                pos = long.offset() - lengths_at;
+                len
+            }
+        };
+        if !(-1..=i32::MAX as i64).contains(&len) {
+            return Err(invalid_length(at, len));
+        }
+        *span = ValueSpan { at: values_len, len: len as i32 };
+        values_len += len.max(0) as usize;
+    }
+    let start = lengths_at + pos;
+    spans[from..].iter_mut().for_each(|span| span.at += start);
+    group.skip(pos);
+    Ok(values_len)
 }
 
 /// A message's row events as [`TableColumns::put_columns`] takes them: each column's values
@@ -775,8 +806,18 @@ impl<'t, 'a> GroupReader<'t, 'a> {
     /// Reads a group's column count, its description unless it repeats the last one, and its
     /// value lengths, each handed to `length` (-1: NULL). Returns whether the description
     /// repeated.
-    #[inline(always)]
     fn read_header(&mut self, cur: &mut Cursor<'a>, mut length: impl FnMut(i64)) -> FaultResult<bool> {
+        let (m, repeated) = self.read_columns(cur)?;
+        for _ in 0..m {
+            length(value_length(cur)?);
+        }
+        Ok(repeated)
+    }
+
+    /// Reads a group's column count and its description unless it repeats the last one. Returns
+    /// the count, and whether the description repeated.
+    #[inline(always)]
+    fn read_columns(&mut self, cur: &mut Cursor<'a>) -> FaultResult<(usize, bool)> {
         let m = cur.count(MIN_COLUMN_BYTES, "column count")?;
         let repeated =
             !self.description.is_empty() && self.described.len() == m && cur.skip_repeat(self.description.clone());
@@ -785,16 +826,7 @@ impl<'t, 'a> GroupReader<'t, 'a> {
             self.read_description(cur, m)?;
             self.description = at..cur.offset();
         }
-        // Values: a nullable bytes chunk (varint lengths, -1 = NULL, then the bytes back to back).
-        for _ in 0..m {
-            let at = cur.offset();
-            let len = cur.varint()?;
-            if len < -1 || len > i32::MAX as i64 {
-                return Err(Fault::new(at, format!("invalid value length {len}")));
-            }
-            length(len);
-        }
-        Ok(repeated)
+        Ok((m, repeated))
     }
 
     /// Reads the name, type and flag chunks of `m` columns into `self.described`.
@@ -819,6 +851,22 @@ impl<'t, 'a> GroupReader<'t, 'a> {
         }
         Ok(())
     }
+}
+
+/// A value length of a group's nullable bytes chunk (a zigzag varint, -1 = NULL).
+#[inline(always)]
+fn value_length(cur: &mut Cursor<'_>) -> FaultResult<i64> {
+    let at = cur.offset();
+    let len = cur.varint()?;
+    if len < -1 || len > i32::MAX as i64 {
+        return Err(invalid_length(at, len));
+    }
+    Ok(len)
+}
+
+#[cold]
+fn invalid_length(at: usize, len: i64) -> Fault {
+    Fault::new(at, format!("invalid value length {len}"))
 }
 
 fn whole_group(group: &Cursor<'_>) -> FaultResult<()> {

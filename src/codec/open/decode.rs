@@ -576,11 +576,10 @@ impl OpenCodec {
                 PutRow::NoChange => continue,
                 PutRow::GivenUp => return Ok(false),
             };
-            let mut ev = Event::new(kind, key.ts);
+            let ev = out.push_event(kind, key.ts);
             ev.schema = key.schema;
             ev.table = key.table;
             ev.partition_id = key.partition;
-            out.events.push(ev);
         }
         Ok(true)
     }
@@ -1302,7 +1301,6 @@ fn push_row<'a>(out: &mut MessageEvents<'a>, key: KeyItem<'a>, images: RowImages
     } else {
         return Err(Fault::new(at, "row item has neither \"u\" nor \"d\" columns (in the value)"));
     };
-    let mut ev = Event::new(kind, key.ts);
     let image = after.as_ref().or(before.as_ref()).cloned().unwrap_or(0..0);
     let keys_start = out.keys.len();
     for c in &out.columns[image] {
@@ -1310,7 +1308,9 @@ fn push_row<'a>(out: &mut MessageEvents<'a>, key: KeyItem<'a>, images: RowImages
             out.keys.push(c.name.clone());
         }
     }
-    ev.keys = keys_start..out.keys.len();
+    let keys = keys_start..out.keys.len();
+    let ev = out.push_event(kind, key.ts);
+    ev.keys = keys;
     ev.schema = key.schema;
     ev.table = key.table;
     ev.partition_id = key.partition;
@@ -1318,7 +1318,6 @@ fn push_row<'a>(out: &mut MessageEvents<'a>, key: KeyItem<'a>, images: RowImages
     ev.claim_check = key.claim_check;
     ev.after = after;
     ev.before = before;
-    out.events.push(ev);
     Ok(())
 }
 
