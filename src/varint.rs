@@ -27,6 +27,20 @@ pub(crate) fn read_short(bytes: &[u8]) -> Option<(u64, usize)> {
     (ninth < 0x80).then(|| (groups(word) | (ninth as u64) << 56, 9))
 }
 
+/// The value of the unsigned LEB128 varint that fills exactly the first `n` (1 to 8) bytes of
+/// `word` (little-endian): Craft's number values, whose length the message gives. None when those
+/// bytes are not one whole varint (or `n` is out of range); the bytes after them are not looked at.
+#[inline(always)]
+pub(crate) fn read_filling(word: u64, n: usize) -> Option<u64> {
+    if !(1..=8).contains(&n) {
+        return None;
+    }
+    let mine = word & (u64::MAX >> (64 - 8 * n));
+    // Every byte but the last continues the varint; the last ends it.
+    let ends = !mine & CONTINUATIONS & (u64::MAX >> (64 - 8 * n));
+    (ends == 1 << (8 * n - 1)).then(|| groups(mine))
+}
+
 /// Appends `v` zigzag-encoded (small magnitudes short, either sign) as a LEB128 varint: Avro's
 /// `long`, Craft's signed varints.
 #[inline]
@@ -90,6 +104,35 @@ mod tests {
             assert_eq!(read, (len <= 9).then_some((v, len)), "{v}");
             assert_eq!(read, reference(&bytes).filter(|_| len <= 9), "{v}");
             assert_eq!(read_short(&bytes[..8]), None, "fewer than nine bytes: {v}");
+        }
+    }
+
+    /// Every word read as each length it could fill: the value when its first `n` bytes are one
+    /// varint exactly, as the byte loop reads them, and None otherwise.
+    #[test]
+    fn a_varint_filling_its_bytes_reads_as_byte_by_byte() {
+        let mut words = vec![0, u64::MAX, 0x8080_8080_8080_8080, 0x7f7f_7f7f_7f7f_7f7f, 0x0001_8081_ff00_7f80];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Each byte's continuation flag mostly set, so that long varints come up.
+            words.push(x | (x.rotate_left(17) & CONTINUATIONS));
+            words.push(x);
+        }
+        for v in [0, 1, 127, 128, 300, u64::MAX >> 8, (1 << 56) - 1] {
+            let mut bytes = Vec::new();
+            put_uvarint(&mut bytes, v);
+            bytes.resize(8, 0xab);
+            words.push(u64::from_le_bytes(bytes.try_into().unwrap()));
+        }
+        for word in words {
+            let bytes = word.to_le_bytes();
+            for n in 0..=9 {
+                let want = reference(&bytes[..n.min(8)]).filter(|&(_, len)| len == n).map(|(v, _)| v);
+                assert_eq!(read_filling(word, n), want, "{word:#x} in {n} bytes");
+            }
         }
     }
 

@@ -392,9 +392,12 @@ impl RowBlock for MessageRows<'_, '_> {
         let spans = if old { &self.spans.old_values } else { &self.spans.values };
         let rows = spans.chunks_exact(self.described.len().max(1));
         let column = ColumnValues { message: self.message, rows, j };
+        let message = self.message;
         match self.described[j].form {
-            ValueForm::Unsigned => to.append_read(column, |bytes, at| number(bytes, at, Cursor::uvarint)),
-            ValueForm::Signed => to.append_read(column, |bytes, at| number(bytes, at, Cursor::varint)),
+            ValueForm::Unsigned => to.append_read(column, |bytes, at| uvarint_value(message, bytes, at)),
+            ValueForm::Signed => {
+                to.append_read(column, |bytes, at| uvarint_value(message, bytes, at).map(crate::varint::unzigzag))
+            }
             ValueForm::Float => to.append_read(column, |bytes, at| number(bytes, at, Cursor::f64).map(CraftFloat)),
             ValueForm::Double => to.append_read(column, |bytes, at| number(bytes, at, Cursor::f64)),
             ValueForm::Bytes => to.append(column),
@@ -913,6 +916,18 @@ fn number<'b, T>(bytes: &'b [u8], at: usize, read: impl FnOnce(&mut Cursor<'b>) 
         return Err(Fault::new(at + cur.offset(), "trailing bytes after a number value"));
     }
     Ok(v)
+}
+
+/// A uvarint number value, `bytes`, which are `message[at..]`: read as one word where the
+/// message has eight bytes from `at` on, else (and for a value that is not one whole varint, to
+/// name its fault) by the cursor.
+#[inline(always)]
+fn uvarint_value(message: &[u8], bytes: &[u8], at: usize) -> FaultResult<u64> {
+    let word = message.get(at..).and_then(|rest| rest.first_chunk::<8>());
+    match word.and_then(|word| crate::varint::read_filling(u64::from_le_bytes(*word), bytes.len())) {
+        Some(v) => Ok(v),
+        None => number(bytes, at, Cursor::uvarint),
+    }
 }
 
 #[inline]
