@@ -5,8 +5,9 @@
 //! byte, a nine-byte varint costs a branch and three operations per byte; here one load finds
 //! where it ends and three mask, shift and OR steps join its seven-bit groups. Ten-byte varints,
 //! and varints too near the end of the input to load a word, are left to the cursor's own loop,
-//! which also names the faults. Craft's cursor keeps its byte loop: with this, its reader of
-//! longer varints ran 4% more instructions.
+//! which also names the faults. Craft's cursor keeps its byte loop (with this, its reader of
+//! longer varints ran 4% more instructions), but Craft's number values, whose length the message
+//! gives, are read as one word ([`read_filling`]).
 
 /// Each byte's continuation flag.
 const CONTINUATIONS: u64 = 0x8080_8080_8080_8080;
@@ -35,9 +36,10 @@ pub(crate) fn read_filling(word: u64, n: usize) -> Option<u64> {
     if !(1..=8).contains(&n) {
         return None;
     }
-    let mine = word & (u64::MAX >> (64 - 8 * n));
+    let bytes = u64::MAX >> (64 - 8 * n);
+    let mine = word & bytes;
     // Every byte but the last continues the varint; the last ends it.
-    let ends = !mine & CONTINUATIONS & (u64::MAX >> (64 - 8 * n));
+    let ends = !mine & CONTINUATIONS & bytes;
     (ends == 1 << (8 * n - 1)).then(|| groups(mine))
 }
 

@@ -345,19 +345,16 @@ fn locate_values(group: &mut Cursor<'_>, m: usize, spans: &mut Vec<ValueSpan>) -
         let len = match bytes.get(pos) {
             Some(&b) if b < 0x80 => {
                 pos += 1;
-                crate::varint::unzigzag(b as u64)
+                checked_length(at, crate::varint::unzigzag(b as u64))?
             }
             _ => {
                 let mut long = *group;
                 long.skip(pos);
-                let len = long.varint()?;
+                let len = value_length(&mut long)?;
                 pos = long.offset() - lengths_at;
                 len
             }
         };
-        if !(-1..=i32::MAX as i64).contains(&len) {
-            return Err(invalid_length(at, len));
-        }
         *span = ValueSpan { at: values_len, len: len as i32 };
         values_len += len.max(0) as usize;
     }
@@ -860,11 +857,16 @@ impl<'t, 'a> GroupReader<'t, 'a> {
 #[inline(always)]
 fn value_length(cur: &mut Cursor<'_>) -> FaultResult<i64> {
     let at = cur.offset();
-    let len = cur.varint()?;
-    if len < -1 || len > i32::MAX as i64 {
-        return Err(invalid_length(at, len));
+    checked_length(at, cur.varint()?)
+}
+
+/// `len`, read at `at`, when it is a value length: -1 (NULL) up to `i32::MAX`.
+#[inline(always)]
+fn checked_length(at: usize, len: i64) -> FaultResult<i64> {
+    if (-1..=i32::MAX as i64).contains(&len) {
+        return Ok(len);
     }
-    Ok(len)
+    Err(invalid_length(at, len))
 }
 
 #[cold]
