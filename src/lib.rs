@@ -29,7 +29,6 @@
 //! drivers return an [`Error`] holding one or the other.
 
 pub mod arrow;
-mod avx512;
 mod canonical_base64;
 pub mod codec;
 pub mod columns;
@@ -41,6 +40,7 @@ pub mod json;
 #[cfg(feature = "python")]
 mod python;
 pub mod schema;
+mod simd;
 pub mod utf8;
 mod varint;
 

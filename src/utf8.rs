@@ -12,7 +12,7 @@
 //! multi-byte text); long ones go to SIMD. The standard library runs only to find where invalid
 //! input goes wrong.
 
-use crate::avx512::Avx512;
+use crate::simd::Avx512;
 
 /// `bytes` as text, or the offset of its first invalid byte.
 #[inline]

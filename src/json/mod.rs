@@ -6,9 +6,9 @@
 //! escape-free string is returned borrowed. Every fault carries the byte offset it was found at.
 //! Nesting is skipped iteratively with a depth bound, so hostile input cannot exhaust the stack.
 //! [`KeyOrder`] matches the keys a kind of object repeats from one message to the next by their
-//! learnt bytes instead of reading them. Strings with escapes are decoded 64 bytes at a time
-//! where the machine has AVX-512 (`avx512.rs`), else by the scalar reader here, which also takes
-//! every step the blocks leave to it.
+//! learnt bytes instead of reading them. Strings with escapes are decoded a block at a time
+//! where the machine has AVX-512 or AVX2 (`blocks.rs`), else by the scalar reader here, which
+//! also takes every step the blocks leave to it.
 //!
 //! The calls made per key and per value (`next_key`, `skip_if_next`, `string`, `u64`/`i64`) are
 //! always inlined: left to the compiler they stayed calls, and their results (a `Result` of an
@@ -16,13 +16,17 @@
 //! took 6% to 14% of the instructions out of the JSON protocols' decodes (`skip_if_next` alone
 //! 1.7% of Open's and 2.1% of Canal-JSON's).
 
-pub(crate) mod avx512;
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+pub(crate) mod blocks;
 
 use std::borrow::Cow;
 
 use memchr::memchr2;
 
-use crate::avx512::Avx512;
+use blocks::StringBlocks;
 
 use crate::digits::{eight_digits, leading_digits};
 use crate::error::{Fault, FaultResult};
@@ -37,7 +41,7 @@ pub struct JsonCursor<'a> {
     /// Buffers to unescape strings into, lent by the codec (see [`SpareBuffers`]).
     spare: SpareBuffers,
     /// Strings with escapes decoded a block at a time, where the machine can.
-    avx512: Option<Avx512>,
+    blocks: Option<StringBlocks>,
 }
 
 impl<'a> JsonCursor<'a> {
@@ -45,7 +49,7 @@ impl<'a> JsonCursor<'a> {
     /// start.
     pub fn new(bytes: &'a [u8]) -> FaultResult<Self> {
         match crate::utf8::check(bytes) {
-            Ok(src) => Ok(JsonCursor { src, pos: 0, spare: SpareBuffers::default(), avx512: Avx512::detect() }),
+            Ok(src) => Ok(JsonCursor { src, pos: 0, spare: SpareBuffers::default(), blocks: StringBlocks::detect() }),
             Err(at) => Err(Fault::new(at, "invalid UTF-8")),
         }
     }
@@ -332,7 +336,7 @@ impl<'a> JsonCursor<'a> {
             match self.run_by_blocks::<false>(&mut i, out) {
                 Some(true) => break,
                 Some(false) => continue,
-                None if self.avx512.is_none() && copy_plain(b, &mut i, out) => continue,
+                None if self.blocks.is_none() && copy_plain(b, &mut i, out) => continue,
                 None => {}
             }
             match b.get(i) {
@@ -371,18 +375,18 @@ impl<'a> JsonCursor<'a> {
         Ok(())
     }
 
-    /// Decodes a block of the string at `*i` with [`Avx512`] where the machine has it, and steps
-    /// over it: whether the closing quote is next; None where nothing was read (no AVX-512, or
-    /// a step the scalar reader must take).
+    /// Decodes a block of the string at `*i` with [`StringBlocks`] where the machine has them,
+    /// and steps over it: whether the closing quote is next; None where nothing was read (no
+    /// blocks, or a step the scalar reader must take).
     #[inline(always)]
     fn run_by_blocks<const LATIN1: bool>(&self, i: &mut usize, out: &mut Vec<u8>) -> Option<bool> {
-        self.avx512?.run::<LATIN1>(self.bytes(), *i, out).step(i)
+        self.blocks?.run::<LATIN1>(self.bytes(), *i, out).step(i)
     }
 
     /// The proof that this machine decodes strings by blocks, for a reader of its own (Open's
     /// Go-quoted bytes), found once per message.
-    pub(crate) fn avx512(&self) -> Option<Avx512> {
-        self.avx512
+    pub(crate) fn blocks(&self) -> Option<StringBlocks> {
+        self.blocks
     }
 
     /// Reads a string whose characters stand for bytes, each the byte of its code point (how
@@ -998,10 +1002,10 @@ mod tests {
         }
     }
 
-    /// The block-at-a-time strings ([`Avx512`]) against the scalar reader: the same bytes, the
-    /// same fault, the cursor left at the same place, for text and for binary values, in long
-    /// strings that mix every kind of escape and character, cut off at every distance from the
-    /// end of the message. (Where the machine has no AVX-512 both sides are the scalar reader.)
+    /// The block-at-a-time strings (each [`StringBlocks`] the machine runs) against the scalar
+    /// reader: the same bytes, the same fault, the cursor left at the same place, for text and
+    /// for binary values, in long strings that mix every kind of escape and character, cut off
+    /// at every distance from the end of the message.
     #[test]
     fn strings_read_by_blocks_as_by_bytes() {
         use proptest::prelude::*;
@@ -1024,11 +1028,9 @@ mod tests {
                 json.push('"');
             }
             json.push_str(&"x".repeat(tail));
-            let read = |avx512: bool, latin1: bool| {
+            let read = |blocks: Option<StringBlocks>, latin1: bool| {
                 let mut c = JsonCursor::new(json.as_bytes()).unwrap();
-                if !avx512 {
-                    c.avx512 = None;
-                }
+                c.blocks = blocks;
                 let read = if latin1 {
                     c.latin1_string().map(Cow::into_owned)
                 } else {
@@ -1036,8 +1038,8 @@ mod tests {
                 };
                 (read.map_err(|f| (f.offset, f.reason)), c.offset())
             };
-            for latin1 in [false, true] {
-                prop_assert_eq!(read(true, latin1), read(false, latin1), "{} latin1 {}", json, latin1);
+            for (blocks, latin1) in StringBlocks::all().into_iter().flat_map(|b| [(b, false), (b, true)]) {
+                prop_assert_eq!(read(Some(blocks), latin1), read(None, latin1), "{} latin1 {}", json, latin1);
             }
         });
     }

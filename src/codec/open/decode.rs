@@ -1046,8 +1046,8 @@ fn read_value<'b>(cur: &mut JsonCursor<'b>, ty: MySqlType, flags: u64) -> FaultR
         }
         // A binary string's Go quoting and JSON escapes undone in one pass where it can be.
         Some(b'"') if matches!(ty, Char | VarChar) && binary => {
-            let avx512 = cur.avx512();
-            match cur.string_with(|json, spare| gotext::go_unquote_json(json, spare, avx512))? {
+            let blocks = cur.blocks();
+            match cur.string_with(|json, spare| gotext::go_unquote_json(json, spare, blocks))? {
                 Some(bytes) => Ok(Value::Bytes(bytes)),
                 None => read_string_value(cur, ty, binary, at),
             }
@@ -1167,8 +1167,8 @@ fn put_value(
 #[inline(always)]
 fn go_quoted_or_into<'b>(cur: &mut JsonCursor<'b>, out: &mut Vec<u8>) -> FaultResult<Option<&'b [u8]>> {
     let len = out.len();
-    let avx512 = cur.avx512();
-    if let Some(read) = cur.string_with(|json, _| gotext::go_unquote_json_or_into(json, out, avx512))? {
+    let blocks = cur.blocks();
+    if let Some(read) = cur.string_with(|json, _| gotext::go_unquote_json_or_into(json, out, blocks))? {
         return Ok(read);
     }
     out.truncate(len);

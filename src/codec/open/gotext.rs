@@ -6,8 +6,8 @@ use std::borrow::Cow;
 use std::io::Write;
 
 use super::printable::is_print;
-use crate::avx512::Avx512;
 use crate::event::SpareBuffers;
+use crate::json::blocks::StringBlocks;
 use crate::json::hex_value;
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -192,10 +192,10 @@ pub fn go_unquote<'s>(s: &'s str, spare: &mut SpareBuffers) -> Result<Cow<'s, [u
 pub fn go_unquote_json<'s>(
     json: &'s [u8],
     spare: &mut SpareBuffers,
-    avx512: Option<Avx512>,
+    blocks: Option<StringBlocks>,
 ) -> Option<(Cow<'s, [u8]>, usize)> {
     let mut out = spare.take(json.len().min(256));
-    match go_unquote_json_or_into(json, &mut out, avx512) {
+    match go_unquote_json_or_into(json, &mut out, blocks) {
         Some((None, used)) => Some((Cow::Owned(out), used)),
         Some((Some(bytes), used)) => {
             spare.give(out);
@@ -214,7 +214,7 @@ pub fn go_unquote_json<'s>(
 pub fn go_unquote_json_or_into<'s>(
     json: &'s [u8],
     out: &mut Vec<u8>,
-    avx512: Option<Avx512>,
+    blocks: Option<StringBlocks>,
 ) -> Option<(Option<&'s [u8]>, usize)> {
     let first = first_stop(json)?;
     if json[first] == b'"' {
@@ -222,7 +222,7 @@ pub fn go_unquote_json_or_into<'s>(
     }
     let len = out.len();
     out.extend_from_slice(&json[..first]);
-    match unquote_json_from(json, first, out, avx512) {
+    match unquote_json_from(json, first, out, blocks) {
         Some(used) => Some((None, used)),
         None => {
             out.truncate(len);
@@ -239,9 +239,9 @@ fn first_stop(json: &[u8]) -> Option<usize> {
 }
 
 /// [`go_unquote_json`] from `i`, the first backslash; the length read.
-/// Where the machine has AVX-512 (`avx512`), blocks of plain bytes and hex escapes are read
-/// 64 bytes at a time, the loop below taking each step they leave.
-fn unquote_json_from(json: &[u8], mut i: usize, out: &mut Vec<u8>, avx512: Option<Avx512>) -> Option<usize> {
+/// Where the machine has them (`blocks`), blocks of plain bytes and hex escapes are read at once,
+/// the loop below taking each step they leave.
+fn unquote_json_from(json: &[u8], mut i: usize, out: &mut Vec<u8>, blocks: Option<StringBlocks>) -> Option<usize> {
     let hex = |from: usize, n: usize| -> Option<u32> {
         let digits = json.get(from..from + n)?;
         digits.iter().try_fold(0u32, |acc, &d| {
@@ -250,7 +250,7 @@ fn unquote_json_from(json: &[u8], mut i: usize, out: &mut Vec<u8>, avx512: Optio
         })
     };
     loop {
-        match avx512.and_then(|avx512| avx512.run_go_quoted(json, i, out).step(&mut i)) {
+        match blocks.and_then(|blocks| blocks.run_go_quoted(json, i, out).step(&mut i)) {
             Some(true) => return Some(i + 1),
             Some(false) => continue,
             None => {}
@@ -516,7 +516,7 @@ mod tests {
     /// [`go_unquote_json`] of the string whose text as written is `raw`, followed by more JSON.
     fn one_pass(raw: &[u8]) -> Option<Vec<u8>> {
         let json = [raw, b"\",\"next\":\"\\\\x00\"}"].concat();
-        let (bytes, used) = go_unquote_json(&json, &mut SpareBuffers::default(), Avx512::detect())?;
+        let (bytes, used) = go_unquote_json(&json, &mut SpareBuffers::default(), StringBlocks::detect())?;
         assert_eq!(used, raw.len() + 1, "the string ends at its quote");
         Some(bytes.into_owned())
     }
@@ -554,8 +554,8 @@ mod tests {
             proptest::prop_assert_eq!(one_pass(&quoted_json(&bytes)), Some(bytes));
         }
 
-        /// Read by blocks ([`Avx512`]) or a byte at a time, a quoted binary value reads alike.
-        /// (Where the machine has no AVX-512 both sides are the byte-at-a-time reader.)
+        /// Read by blocks (each [`StringBlocks`] the machine runs) or a byte at a time, a quoted
+        /// binary value reads alike.
         #[test]
         fn blocks_unquote_as_bytes_do(
             bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..160),
@@ -566,12 +566,14 @@ mod tests {
             json.push(b'"');
             json.truncate(cut.min(json.len()));
             json.extend(std::iter::repeat_n(b'x', tail));
-            let read = |avx512| {
+            let read = |blocks| {
                 let mut out = b"kept".to_vec();
-                let used = unquote_json_from(&json, 0, &mut out, avx512);
+                let used = unquote_json_from(&json, 0, &mut out, blocks);
                 used.map(|used| (used, out))
             };
-            proptest::prop_assert_eq!(read(Avx512::detect()), read(None));
+            for blocks in StringBlocks::all() {
+                proptest::prop_assert_eq!(read(Some(blocks)), read(None));
+            }
         }
 
         /// Whatever one pass reads, the general path reads alike.
