@@ -257,7 +257,7 @@ impl RepeatedKey {
         let text = |span: &Option<Range<usize>>| match span {
             Some(span) => {
                 let at = tail_at + if self.row_id_at.is_some_and(|split| span.start >= split) { row_id_len } else { 0 };
-                std::str::from_utf8(&json[at + span.start..at + span.end]).ok().map(|s| Some(Cow::Borrowed(s)))
+                crate::utf8::check(&json[at + span.start..at + span.end]).ok().map(|s| Some(Cow::Borrowed(s)))
             }
             None => Some(None),
         };
