@@ -33,6 +33,10 @@ pub(crate) struct Run {
 }
 
 impl Run {
+    pub(super) fn of(read: u32, closed: bool) -> Run {
+        Run { read: read as usize, closed }
+    }
+
     /// Steps `*i` over the bytes read: whether the closing quote is next; None when nothing was
     /// read (a step the scalar reader must take).
     #[inline(always)]
@@ -250,11 +254,5 @@ impl<M: Mask> GoQuoted<M> {
             hex_values: hex_escape << 4,
             keep: region & !drop,
         }
-    }
-}
-
-impl Run {
-    pub(super) fn of(read: u32, closed: bool) -> Run {
-        Run { read: read as usize, closed }
     }
 }
