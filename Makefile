@@ -1,7 +1,8 @@
 # `make demo` and `make test` work on a fresh machine: they make the virtualenv, install the
-# pinned Python dependencies and build the extension (release, once) before running. `make jars`
-# copies the JVM jars the tests and the demo use (Delta Lake and Spark's Kafka source for Spark;
-# an Apache Kafka broker) from Maven Central with Maven's own client, once, into .cache/jars.
+# pinned Python dependencies and build the extension (release, profile-guided, once) before
+# running. `make jars` copies the JVM jars the tests and the demo use (Delta Lake and Spark's Kafka
+# source for Spark; an Apache Kafka broker) from Maven Central with Maven's own client, once, into
+# .cache/jars.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -18,8 +19,10 @@ $(VENV)/.installed: requirements-dev.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
+# The extension, optimised with the profile of a training run (tools/pgo/build.py; TICDC_PGO=0
+# builds it plainly, as a quick edit-and-test loop wants).
 develop: $(VENV)/.installed
-	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release --quiet
+	$(PY) tools/pgo/build.py
 
 # One folder of jars per pom in jvm/: spark (added to the Spark session), kafka (the test broker).
 # Names without versions, so that examples/jvm.py can leave out the jars pyspark already ships.
