@@ -14,6 +14,7 @@ The installed extension is put back at the end. For the profile-guided build aga
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -26,6 +27,14 @@ ROOT = Path(__file__).resolve().parents[1]
 INSTALLED = ROOT / "python" / "ticdc_rs" / "_ticdc_rs.abi3.so"
 PROTOCOLS = ["canal-json", "open", "craft", "simple-json", "simple-avro"]
 TABLE = "bench.orders"
+
+
+def install(build: Path) -> None:
+    """Puts `build` in the extension's place as a new file, so that the one this process loaded
+    (it encodes the corpora) stays mapped as it was instead of being overwritten under it."""
+    staged = INSTALLED.with_suffix(".staged")
+    shutil.copy2(build, staged)
+    os.replace(staged, INSTALLED)
 
 
 def corpora(n: int) -> dict[str, list]:
@@ -88,7 +97,7 @@ def main() -> int:
     try:
         for r in range(args.rounds):
             for build in args.builds:
-                shutil.copy2(build, INSTALLED)
+                install(build)
                 out = subprocess.run([sys.executable, __file__, "--child", str(corpus_dir)], check=True,
                                      capture_output=True, text=True, cwd=ROOT / "benches").stdout
                 print(f"round {r + 1} {build}: {out.strip()}", flush=True)
@@ -96,7 +105,7 @@ def main() -> int:
                     protocol, rate = word.split("=")
                     rates.setdefault((build, protocol), []).append(float(rate))
     finally:
-        shutil.copy2(saved, INSTALLED)
+        install(saved)
         shutil.rmtree(corpus_dir, ignore_errors=True)
     first = args.builds[0]
     print(f"\nmedian MB/s of {args.rounds} rounds; x = against {first}")
